@@ -1,0 +1,228 @@
+"""``Recording`` → ``Chunk``s: transcript windows with times and speakers, note sections.
+
+Transcript windows hold about ``target_chars`` characters, end on an
+utterance boundary (or a sentence boundary inside a long utterance) and
+repeat about ``overlap_chars`` of the previous window, so a passage that
+straddles two windows is still found whole in one of them. Every chunk's
+embedded text (title and date prefixed) fits the model's token budget: the
+token counter is injected, so this module stays pure and exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .models import Chunk, NoteSection, Recording, Utterance
+
+TARGET_CHARS = 800
+OVERLAP_CHARS = 120
+MAX_TOKENS = 256
+MIN_NOTE_CHARS = 200  # smaller note sections are merged with the next one
+
+TokenCounter = Callable[[str], int]
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+_WORD_PIECE = re.compile(r"\w+|[^\w\s]")
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative stand-in for a WordPiece count (words + punctuation, +25%)."""
+    return len(_WORD_PIECE.findall(text)) * 5 // 4 + 2
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """The smallest piece a window is built from: a line of text with its times."""
+
+    text: str
+    start_ms: int | None
+    end_ms: int | None
+    speaker: str
+
+
+def _split_long(text: str, limit: int) -> list[str]:
+    """Sentences of ``text``, packed up to ``limit`` chars; over-long ones split on words."""
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        words = sentence.split()
+        while words:
+            take, size = 0, 0
+            while take < len(words) and (take == 0 or size + 1 + len(words[take]) <= limit):
+                size += len(words[take]) + (1 if take else 0)
+                take += 1
+            pieces.append(" ".join(words[:take]))
+            words = words[take:]
+    packed: list[str] = []
+    for piece in pieces:
+        if packed and len(packed[-1]) + 1 + len(piece) <= limit:
+            packed[-1] += " " + piece
+        else:
+            packed.append(piece)
+    return packed
+
+
+def _utterance_units(utterance: Utterance, limit: int) -> list[_Unit]:
+    label = f"{utterance.speaker}: " if utterance.speaker else ""
+    if len(label) + len(utterance.text) <= limit:
+        return [_Unit(label + utterance.text, utterance.start_ms, utterance.end_ms,
+                      utterance.speaker)]
+    # Interpolate times by character offset so moments inside a long monologue
+    # still point near the right second.
+    span = utterance.end_ms - utterance.start_ms
+    total = max(len(utterance.text), 1)
+    units, offset = [], 0
+    for piece in _split_long(utterance.text, limit - len(label)):
+        start = utterance.start_ms + span * offset // total
+        offset += len(piece) + 1
+        end = utterance.start_ms + span * min(offset, total) // total
+        units.append(_Unit(label + piece, start, end, utterance.speaker))
+    return units
+
+
+def _windows(units: Sequence[_Unit], target: int, overlap: int) -> list[list[_Unit]]:
+    windows: list[list[_Unit]] = []
+    current: list[_Unit] = []
+    size = 0
+    fresh = 0  # units in ``current`` that no earlier window holds
+    for unit in units:
+        if current and fresh and size + len(unit.text) > target:
+            windows.append(current)
+            carried: list[_Unit] = []
+            carried_size = 0
+            for prev in reversed(current):
+                if carried_size + len(prev.text) > overlap or len(carried) + 1 >= len(current):
+                    break
+                carried.insert(0, prev)
+                carried_size += len(prev.text) + 1
+            current, size, fresh = carried, carried_size, 0
+        current.append(unit)
+        size += len(unit.text) + 1
+        fresh += 1
+    if current and fresh:
+        windows.append(current)
+    return windows
+
+
+class Chunker:
+    """Configured once (sizes, token counter), applied to many recordings."""
+
+    def __init__(
+        self,
+        count_tokens: TokenCounter = estimate_tokens,
+        *,
+        target_chars: int = TARGET_CHARS,
+        overlap_chars: int = OVERLAP_CHARS,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        self.count_tokens = count_tokens
+        self.target_chars = target_chars
+        self.overlap_chars = overlap_chars
+        self.max_tokens = max_tokens
+
+    def chunk(self, recording: Recording) -> list[Chunk]:
+        prefix = f"{recording.title} ({recording.created_at.date().isoformat()})\n"
+        units = [u for utt in recording.utterances
+                 for u in _utterance_units(utt, self.target_chars)]
+        windows = _windows(units, self.target_chars, self.overlap_chars)
+        chunks = [self._make(recording.file_id, "transcript", prefix, window, "")
+                  for window in self._fitting(prefix, windows)]
+        for heading, section_units in self._note_groups(recording.notes):
+            windows = _windows(section_units, self.target_chars, self.overlap_chars)
+            for window in self._fitting(prefix, windows):
+                chunks.append(self._make(recording.file_id, "notes", prefix, window, heading))
+        return _unique_ids(chunks)
+
+    def _note_groups(self, notes: Sequence[NoteSection]) -> list[tuple[str, list[_Unit]]]:
+        groups: list[tuple[str, list[_Unit]]] = []
+        pending: list[_Unit] = []
+        pending_heading = ""
+        pending_note = None
+        for section in notes:
+            parts = [section.note_title] + [h for h in section.heading.split(" > ")
+                                            if h and h != section.note_title]
+            heading = " > ".join(p for p in parts if p)
+            if pending and pending_note != section.note_title:
+                groups.append((pending_heading, pending))
+                pending = []
+            if not pending:
+                pending_heading, pending_note = heading, section.note_title
+            title_line = f"{heading}\n" if heading else ""
+            for para in (p.strip() for p in section.text.split("\n\n")):
+                if not para:
+                    continue
+                fits = len(para) <= self.target_chars
+                for piece in [para] if fits else _split_long(para, self.target_chars):
+                    pending.append(_Unit(title_line + piece, None, None, ""))
+                    title_line = ""
+            if sum(len(u.text) for u in pending) >= MIN_NOTE_CHARS:
+                groups.append((pending_heading, pending))
+                pending = []
+        if pending:
+            groups.append((pending_heading, pending))
+        return groups
+
+    def _fitting(self, prefix: str, windows: list[list[_Unit]]) -> list[list[_Unit]]:
+        """Split any window whose embedded text would pass the model's token budget."""
+        out: list[list[_Unit]] = []
+        stack = list(reversed(windows))
+        while stack:
+            window = stack.pop()
+            text = prefix + "\n".join(u.text for u in window)
+            if self.count_tokens(text) <= self.max_tokens:
+                out.append(window)
+            elif len(window) > 1:
+                mid = len(window) // 2
+                stack.extend([window[mid:], window[:mid]])
+            else:
+                stack.extend(reversed(self._halve(window[0])))
+        return out
+
+    @staticmethod
+    def _halve(unit: _Unit) -> list[list[_Unit]]:
+        words = unit.text.split()
+        if len(words) < 2:  # a single enormous "word": truncate rather than loop
+            return [[_Unit(unit.text[: len(unit.text) // 2], unit.start_ms, unit.end_ms,
+                           unit.speaker)]]
+        mid = len(words) // 2
+        return [[_Unit(" ".join(part), unit.start_ms, unit.end_ms, unit.speaker)]
+                for part in (words[:mid], words[mid:])]
+
+    @staticmethod
+    def _make(file_id: str, source: str, prefix: str, window: list[_Unit],
+              heading: str) -> Chunk:
+        text = "\n".join(u.text for u in window)
+        speakers = tuple(dict.fromkeys(u.speaker for u in window if u.speaker))
+        starts = [u.start_ms for u in window if u.start_ms is not None]
+        ends = [u.end_ms for u in window if u.end_ms is not None]
+        return Chunk(
+            chunk_id="",
+            file_id=file_id,
+            source=source,
+            text=text,
+            embed_text=prefix + text,
+            start_ms=min(starts) if starts else None,
+            end_ms=max(ends) if ends else None,
+            speakers=speakers,
+            heading=heading,
+            line_ms=tuple(u.start_ms for u in window),
+            line_speakers=tuple(u.speaker for u in window),
+        )
+
+
+def _unique_ids(chunks: list[Chunk]) -> list[Chunk]:
+    """Content-hash ids; a repeated identical window gets an ordinal so ids stay unique."""
+    seen: set[str] = set()
+    out: list[Chunk] = []
+    for chunk in chunks:
+        basis = f"{chunk.file_id}\0{chunk.source}\0{chunk.embed_text}"
+        ordinal = 0
+        while True:
+            digest = hashlib.sha256(f"{basis}\0{ordinal}".encode()).hexdigest()[:32]
+            if digest not in seen:
+                break
+            ordinal += 1
+        seen.add(digest)
+        out.append(Chunk(**{**chunk.__dict__, "chunk_id": digest}))
+    return out

@@ -1,0 +1,178 @@
+"""The command line: argparse subcommands over ``service``; errors become exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import Config, interval_banner, load_config
+from .errors import IndexBusyError, PlaudIndexError
+from .redact import RedactingFilter, redact
+from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
+from .service import SearchService, make_embedder, render_results, run_locked_cycle
+
+log = logging.getLogger("plaud_index")
+
+DEMO_QUERIES = (
+    "what did we decide about the Q3 budget?",
+    "database outage root cause",
+    "who is responsible for the launch checklist",
+)
+
+
+def setup_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)  # stdout is reserved for the MCP protocol
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def cmd_search(args: argparse.Namespace, config: Config) -> int:
+    request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
+                           limit=args.limit, speaker=args.speaker, source=args.source,
+                           mode=args.mode)
+    result = SearchService(config).search(request)
+    if args.json:
+        _print_json(result)
+    else:
+        print(render_results(result))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, config: Config) -> int:
+    status = SearchService(config).status()
+    if args.json:
+        _print_json(status)
+        return 0
+    model = status["model"] or {}
+    print(f"Index:        {status['index']}")
+    print(f"Recordings:   {status['recordings']}   chunks: {status['chunks']}")
+    print(f"Model:        {model.get('id', '-')}  ({str(model.get('sha256', ''))[:12]})")
+    print(f"Last commit:  {status['last_commit'] or 'never'}")
+    last = status["last_success"]
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
+    print(f"Last sync:    {when}")
+    print(f"Last error:   {status['last_error'] or '-'}")
+    holder = status["lock_holder"]
+    who = f"pid {holder.get('pid')} ({holder.get('role')})" if holder else "no"
+    print(f"Indexing now: {who}")
+    return 0
+
+
+def _log_report(report: Any) -> None:
+    log.info("Cycle done: %s", json.dumps(asdict(report)))
+
+
+def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
+    log.info("%s", interval_banner(config))
+    embedder = make_embedder(config)  # once per process, never per cycle
+    if args.once:
+        try:
+            _log_report(run_locked_cycle(config, embedder))
+        except IndexBusyError:
+            log.info("indexing already in progress, skipping cycle")
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.is_set():
+        try:
+            _log_report(run_locked_cycle(config, embedder))
+        except IndexBusyError:
+            log.info("indexing already in progress, skipping cycle")
+        except PlaudIndexError as exc:
+            log.error("Index cycle failed: %s", exc)
+        stop.wait(config.interval_ms / 1000)
+    log.info("Indexer stopped")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, config: Config) -> int:
+    home = Path(tempfile.mkdtemp(prefix="plaud-index-demo-"))
+    demo = replace(config, home=home, client="mock", mock_corpus=None)
+    print(f"Demo index in {home} (bundled sample corpus, real embedding model)")
+    started = time.perf_counter()
+    service = SearchService(demo)
+    report = run_locked_cycle(demo, service.embedder)
+    print(f"Indexed {report.added} recordings into {report.chunks_embedded} chunks in "
+          f"{time.perf_counter() - started:.1f}s (model {service.embedder.model_id})")
+    for query in args.queries or DEMO_QUERIES:
+        t0 = time.perf_counter()
+        result = service.search(make_request(query, limit=3))
+        print(f"\n=== {query}  ({(time.perf_counter() - t0) * 1000:.0f} ms)")
+        print(render_results(result))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="plaud-index-mcp", description=(
+        "Private, local semantic search over your Plaud recordings. Without a subcommand, "
+        "serves MCP over stdio."))
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (stderr)")
+    sub = parser.add_subparsers(dest="command")
+
+    p = sub.add_parser("search", help="search the index from a terminal")
+    p.add_argument("query")
+    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD")
+    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"1..{MAX_LIMIT}")
+    p.add_argument("--speaker")
+    p.add_argument("--source", choices=SOURCES, default="any")
+    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("status", help="index health")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("indexer", help="keep the index fresh (foreground daemon)")
+    p.add_argument("--once", action="store_true", help="one cycle, then exit")
+    p.set_defaults(func=cmd_indexer)
+
+    p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
+    p.add_argument("queries", nargs="*")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(args.verbose)
+    if args.command is None:
+        from .server import serve  # the only path that imports mcp
+
+        return serve()
+    try:
+        return int(args.func(args, load_config()))
+    except PlaudIndexError as exc:
+        print(f"plaud-index-mcp: {redact(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def indexer_main() -> int:
+    return main(["indexer", *sys.argv[1:]])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""Paths, the index interval, and environment precedence → a frozen ``Config``.
+
+Everything here is pure except ``load_config``, which reads the one file
+``<home>/config.json``. Nothing in that file can move the home directory:
+``PLAUD_INDEX_HOME`` (for tests and unusual setups) is the only way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_INTERVAL_MS = 5 * 60_000
+MIN_INTERVAL_MS = 30_000
+MAX_INTERVAL_MS = 6 * 3_600_000
+DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
+
+_UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
+_INTERVAL_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    interval_ms: int = DEFAULT_INTERVAL_MS
+    interval_source: str = "default"
+    embedder: str = "onnx"  # "onnx" | "mock"
+    embed_model: str = DEFAULT_MODEL
+    embed_model_path: Path | None = None
+    embed_threads: int | None = None
+    client: str = "plaud"  # "plaud" | "mock"
+    mock_corpus: Path | None = None
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "vector-index"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.home / "indexer.lock"
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.json"
+
+
+def parse_interval(value: object) -> int:
+    """``"30s"``, ``"5m"``, ``"1h"``, ``"1500ms"`` or a bare number of ms → ms.
+
+    Raises ``ValueError`` for anything else (booleans, negatives, junk).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not an interval: {value!r}")
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise ValueError(f"interval must be positive: {value!r}")
+        return int(value)
+    if not isinstance(value, str):
+        raise ValueError(f"not an interval: {value!r}")
+    match = _INTERVAL_RE.match(value)
+    if not match:
+        raise ValueError(f"not an interval: {value!r}")
+    number, unit = float(match.group(1)), (match.group(2) or "ms").lower()
+    ms = int(number * _UNITS_MS[unit])
+    if ms <= 0:
+        raise ValueError(f"interval must be positive: {value!r}")
+    return ms
+
+
+def format_interval(ms: int) -> str:
+    """The shortest exact human form: 300000 → ``"5m"``, 90000 → ``"90s"``."""
+    for unit in ("h", "m", "s"):
+        if ms % _UNITS_MS[unit] == 0:
+            return f"{ms // _UNITS_MS[unit]}{unit}"
+    return f"{ms}ms"
+
+
+def clamp_interval(ms: int, source: str) -> int:
+    clamped = min(max(ms, MIN_INTERVAL_MS), MAX_INTERVAL_MS)
+    if clamped != ms:
+        log.warning(
+            "Index interval %s from %s is outside %s..%s; using %s",
+            format_interval(ms), source, format_interval(MIN_INTERVAL_MS),
+            format_interval(MAX_INTERVAL_MS), format_interval(clamped),
+        )
+    return clamped
+
+
+def resolve_interval(
+    env: Mapping[str, str], file_values: Mapping[str, object], file_label: str
+) -> tuple[int, str]:
+    """Env over the config file over the default; a bad value warns and falls through."""
+    candidates: list[tuple[str, object, str]] = [
+        ("env", env.get("INDEX_INTERVAL_MS"), "INDEX_INTERVAL_MS"),
+        ("env", env.get("PLAUD_INDEX_INTERVAL"), "PLAUD_INDEX_INTERVAL"),
+        ("config", file_values.get("indexIntervalMs"), f"{file_label} indexIntervalMs"),
+        ("config", file_values.get("indexInterval"), f"{file_label} indexInterval"),
+    ]
+    for source, raw, label in candidates:
+        if raw is None or raw == "":
+            continue
+        try:
+            ms = parse_interval(raw)
+        except ValueError:
+            log.warning("Ignoring invalid index interval %r in %s", raw, label)
+            continue
+        return clamp_interval(ms, label), source
+    return DEFAULT_INTERVAL_MS, "default"
+
+
+def parse_config_file(text: str | None, label: str) -> dict[str, object]:
+    """The config file's JSON object; malformed content warns and yields ``{}``."""
+    if text is None:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        log.warning("Ignoring malformed JSON in %s (%s); using defaults", label, exc)
+        return {}
+    if not isinstance(data, dict):
+        log.warning("Ignoring %s: expected a JSON object, got %s", label, type(data).__name__)
+        return {}
+    return data
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    override = env.get("PLAUD_INDEX_HOME")
+    if override:
+        return Path(override).expanduser()
+    return Path(env.get("HOME") or Path.home()) / ".plaud-index-mcp"
+
+
+def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
+    home = default_home(env)
+    label = str(home / "config.json")
+    interval_ms, source = resolve_interval(env, parse_config_file(config_text, label), label)
+    threads = env.get("PLAUD_EMBED_THREADS", "").strip()
+    return Config(
+        home=home,
+        interval_ms=interval_ms,
+        interval_source=source,
+        embedder="mock" if env.get("PLAUD_EMBEDDER", "").lower() == "mock" else "onnx",
+        embed_model=env.get("PLAUD_EMBED_MODEL") or DEFAULT_MODEL,
+        embed_model_path=Path(env["PLAUD_EMBED_MODEL_PATH"]).expanduser()
+        if env.get("PLAUD_EMBED_MODEL_PATH") else None,
+        embed_threads=int(threads) if threads.isdigit() and int(threads) > 0 else None,
+        client="mock" if env.get("PLAUD_CLIENT", "").lower() == "mock" else "plaud",
+        mock_corpus=Path(env["PLAUD_MOCK_CORPUS"]).expanduser()
+        if env.get("PLAUD_MOCK_CORPUS") else None,
+    )
+
+
+def load_config(env: Mapping[str, str] | None = None) -> Config:
+    """Read ``<home>/config.json`` (if present) and the environment."""
+    env = os.environ if env is None else env
+    path = default_home(env) / "config.json"
+    try:
+        text: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except OSError as exc:
+        log.warning("Cannot read %s (%s); using defaults", path, exc)
+        text = None
+    return build_config(env, text)
+
+
+def interval_banner(config: Config) -> str:
+    return (
+        f"Effective index refresh interval: {format_interval(config.interval_ms)} "
+        f"({config.interval_ms} ms) [source={config.interval_source}]"
+    )

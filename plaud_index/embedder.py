@@ -1,0 +1,145 @@
+"""Sentence embeddings: the ``Embedder`` protocol, the ONNX model, and a fast fake.
+
+``OnnxEmbedder`` is all-MiniLM-L6-v2 the way sentence-transformers runs it:
+WordPiece with truncation at 256 set explicitly (a shipped ``tokenizer.json``
+may carry other truncation/padding settings), dynamic padding per batch,
+mean pooling over the attention mask, L2 normalisation. Texts are sorted by
+length before batching so a batch pads to its own longest text, not the
+corpus's. Where the model files come from is ``model_files.py``'s job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from .errors import ModelUnavailableError
+
+if TYPE_CHECKING:
+    from .model_files import ModelFiles
+
+log = logging.getLogger(__name__)
+
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+
+
+class Embedder(Protocol):
+    model_id: str
+    model_hash: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` float32, each row L2-normalised."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces the model would see, special tokens included, untruncated."""
+        ...
+
+
+def l2_normalize(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    normalized: np.ndarray = (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return normalized
+
+
+class OnnxEmbedder:
+    def __init__(self, files: ModelFiles, *, threads: int | None = None,
+                 batch_size: int = BATCH_SIZE, max_tokens: int = MAX_TOKENS) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - both are hard dependencies
+            raise ModelUnavailableError(f"Cannot import the model runtime: {exc}") from exc
+        self.model_id = files.model_id
+        self.model_hash = files.sha256
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        try:
+            self._tokenizer = Tokenizer.from_file(str(files.tokenizer_path))
+            self._counter = Tokenizer.from_file(str(files.tokenizer_path))
+            options = ort.SessionOptions()
+            if threads:
+                options.intra_op_num_threads = threads
+                options.inter_op_num_threads = 1
+            self._session = ort.InferenceSession(
+                str(files.onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime and tokenizers raise their own types
+            raise ModelUnavailableError(
+                f"Cannot load the embedding model from {files.onnx_path.parent}: {exc}. "
+                "Delete that folder to re-download it, or set PLAUD_EMBED_MODEL_PATH."
+            ) from exc
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+        self._counter.no_padding()
+        self._counter.no_truncation()
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.dim = int(self._session.get_outputs()[0].shape[-1])
+        log.info("Loaded embedding model %s (%s…, dim %s)", self.model_id,
+                 self.model_hash[:12], self.dim)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text).ids)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            out[batch] = self._run([encodings[i] for i in batch])
+        return out
+
+    def _run(self, encodings: list) -> np.ndarray:  # type: ignore[type-arg]
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = enc.attention_mask
+            types[row, :n] = enc.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        if hidden.ndim == 2:  # an export that pools inside the graph
+            return l2_normalize(hidden)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return l2_normalize(pooled)
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words feature hashing. For fast unit tests only."""
+
+    model_id = "mock/hash-embedder"
+    model_hash = "mock-hash-v1"
+
+    def __init__(self, dim: int = 128) -> None:
+        self.dim = dim
+
+    def count_tokens(self, text: str) -> int:
+        return len(_TOKEN.findall(text)) + 2
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _TOKEN.findall(text.lower()):
+                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dim
+                out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
+            if not out[row].any():
+                out[row, 0] = 1.0
+        return l2_normalize(out)

@@ -1,0 +1,58 @@
+"""One exception base, one subclass per failure a user can act on.
+
+Messages are written for the person (or model) reading them: they say what
+went wrong and what to do next. Only the CLI and the MCP tools turn these
+into output.
+"""
+
+from __future__ import annotations
+
+
+class PlaudIndexError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(PlaudIndexError):
+    """A configuration value cannot be used."""
+
+
+class MalformedRecordingError(PlaudIndexError):
+    """A recording's detail JSON cannot be normalised; the cycle skips it."""
+
+
+class ModelUnavailableError(PlaudIndexError):
+    """The embedding model cannot be found, downloaded or loaded."""
+
+
+class IndexSchemaError(PlaudIndexError):
+    """The on-disk index was written by a newer version of this program."""
+
+
+class IndexCorruptError(PlaudIndexError):
+    """The on-disk index cannot be read."""
+
+
+class IndexNotReadyError(PlaudIndexError):
+    """There is no index to search yet."""
+
+
+class IndexBusyError(PlaudIndexError):
+    """Another process holds the indexer lock."""
+
+    exit_code = 0
+
+
+class InvalidQueryError(PlaudIndexError):
+    """A search argument is out of range or malformed."""
+
+    exit_code = 2
+
+
+class UnknownRecordingError(PlaudIndexError):
+    """No recording with that id is in the index."""
+
+
+class SourceError(PlaudIndexError):
+    """The recording source (Plaud or the mock corpus) failed."""

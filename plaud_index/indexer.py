@@ -1,0 +1,218 @@
+"""One index cycle: list → diff → fetch changed → normalise → chunk → embed → commit.
+
+Work is done in groups of ``commit_every`` recordings: each group's new chunks
+are embedded in one call (full, length-sorted batches keep the model busy)
+and committed, so a crash during a long first sync loses at most one group.
+Chunks whose content hash is already in the index reuse their vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from .chunker import Chunker
+from .documents import normalize_recording
+from .embedder import Embedder
+from .errors import PlaudIndexError, SourceError
+from .models import Chunk, Recording, SyncReport
+from .snapshot import IndexedRecording, ModelInfo
+from .store import write_json_atomic
+from .writer import IndexWriter, open_writer
+
+log = logging.getLogger(__name__)
+
+COMMIT_EVERY = 25
+SYNC_STATE = "sync-state.json"
+
+
+class RecordingSource(Protocol):
+    def list_files(self) -> list[dict[str, Any]]: ...
+
+    def get_file(self, file_id: str) -> dict[str, Any]: ...
+
+
+def content_hash(recording: Recording) -> str:
+    """Changes whenever anything the index derives from the recording changes."""
+    payload = json.dumps([recording.title, recording.created_at.isoformat(),
+                          [asdict(u) for u in recording.utterances],
+                          [asdict(n) for n in recording.notes]], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def indexed_record(recording: Recording, digest: str, chunks: int) -> IndexedRecording:
+    return IndexedRecording(
+        file_id=recording.file_id, title=recording.title,
+        created_at=recording.created_at.isoformat(), duration_ms=recording.duration_ms,
+        content_hash=digest, speakers=recording.speakers,
+        note_titles=tuple(dict.fromkeys(n.note_title for n in recording.notes)),
+        chunk_count=chunks,
+    )
+
+
+@dataclass
+class _Counts:
+    fetched: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    embedded: int = 0
+    reused: int = 0
+    commits: int = 0
+
+
+class Indexer:
+    def __init__(self, source: RecordingSource, embedder: Embedder, index_dir: Path, *,
+                 chunker: Chunker | None = None, commit_every: int = COMMIT_EVERY,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.source = source
+        self.embedder = embedder
+        self.index_dir = index_dir
+        self.chunker = chunker or Chunker(embedder.count_tokens)
+        self.commit_every = commit_every
+        self.clock = clock
+
+    @property
+    def model(self) -> ModelInfo:
+        return ModelInfo(self.embedder.model_id, self.embedder.model_hash, self.embedder.dim)
+
+    def run_cycle(self) -> SyncReport:
+        started = self.clock()
+        try:
+            report = self._cycle(started)
+        except PlaudIndexError as exc:
+            self._write_state(started, error=str(exc))
+            raise
+        self._write_state(started, report=report)
+        return report
+
+    def _cycle(self, started: float) -> SyncReport:
+        writer = open_writer(self.index_dir, self.model, self.clock)
+        listing = _dedup(self.source.list_files())
+        known = writer.recordings()
+        todo = [fid for fid, row in listing.items() if _needs_detail(row, known.get(fid))]
+        counts, errors = _Counts(), []
+        for start in range(0, len(todo), self.commit_every):
+            group = todo[start:start + self.commit_every]
+            errors += self._index_group(writer, group, known, counts)
+            if writer.commit():
+                counts.commits += 1
+            done = start + len(group)
+            rate = done / max(self.clock() - started, 1e-6)
+            log.info("Indexed %d of %d recordings (%.1f/s, ETA %.0fs)", done, len(todo), rate,
+                     (len(todo) - done) / rate if rate else 0)
+        deleted = self._delete_missing(writer, listing, known)
+        if writer.commit():
+            counts.commits += 1
+        if writer.rebuilding and not errors:
+            writer.promote()
+        return SyncReport(
+            listed=len(listing), fetched=counts.fetched, added=counts.added,
+            updated=counts.updated, deleted=deleted,
+            unchanged=counts.unchanged + len(listing) - len(todo), skipped=counts.skipped,
+            chunks_embedded=counts.embedded, chunks_reused=counts.reused,
+            commits=counts.commits, seconds=round(self.clock() - started, 3),
+            errors=tuple(errors),
+        )
+
+    def _index_group(self, writer: IndexWriter, group: Sequence[str],
+                     known: dict[str, IndexedRecording], counts: _Counts) -> list[str]:
+        errors: list[str] = []
+        prepared: list[tuple[Recording, str, list[Chunk]]] = []
+        for file_id in group:
+            try:
+                recording = normalize_recording(self.source.get_file(file_id))
+            except PlaudIndexError as exc:
+                log.warning("Skipping recording %s: %s", file_id, exc)
+                errors.append(f"{file_id}: {exc}")
+                counts.skipped += 1
+                continue
+            counts.fetched += 1
+            digest = content_hash(recording)
+            previous = known.get(recording.file_id)
+            if previous and previous.content_hash == digest:
+                counts.unchanged += 1
+                continue
+            prepared.append((recording, digest, self.chunker.chunk(recording)))
+            if previous:
+                counts.updated += 1
+            else:
+                counts.added += 1
+        fresh = [c for _, _, chunks in prepared for c in chunks
+                 if writer.known_vector(c.chunk_id) is None]
+        vectors = dict(zip((c.chunk_id for c in fresh),
+                           self.embedder.embed([c.embed_text for c in fresh]), strict=True))
+        counts.embedded += len(fresh)
+        for recording, digest, chunks in prepared:
+            rows = [vectors[c.chunk_id] if c.chunk_id in vectors else writer.known_vector(
+                c.chunk_id) for c in chunks]
+            counts.reused += sum(1 for c in chunks if c.chunk_id not in vectors)
+            matrix = np.array(rows, dtype=np.float32).reshape(len(chunks), self.model.dim)
+            writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
+        return errors
+
+    @staticmethod
+    def _delete_missing(writer: IndexWriter, listing: dict[str, dict[str, Any]],
+                        known: dict[str, IndexedRecording]) -> int:
+        missing = [fid for fid in known if fid not in listing]
+        if not missing:
+            return 0
+        if not listing or len(listing) < len(known) / 2:
+            # An empty or shrunken listing is far likelier an API glitch or a
+            # wrong-region token than the user deleting half their recordings.
+            log.warning("Plaud listed %d recordings but the index has %d; deleting nothing "
+                        "this cycle", len(listing), len(known))
+            return 0
+        for file_id in missing:
+            writer.delete(file_id)
+        log.info("Removing %d recordings no longer in Plaud", len(missing))
+        return len(missing)
+
+    def _write_state(self, started: float, *, report: SyncReport | None = None,
+                     error: str | None = None) -> None:
+        path = self.index_dir.parent / SYNC_STATE
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        state.update({"last_attempt": started, "last_error": error})
+        if report is not None:
+            state.update({"last_success": self.clock(), "last_report": asdict(report)})
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_json_atomic(path, state)
+
+
+def _dedup(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    if not isinstance(rows, list):
+        raise SourceError("Plaud's recording list is not a list; nothing was changed")
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        file_id = row.get("id") if isinstance(row, dict) else None
+        if isinstance(file_id, str) and file_id and file_id not in out:
+            out[file_id] = row
+    return out
+
+
+def _needs_detail(row: dict[str, Any], known: IndexedRecording | None) -> bool:
+    """New, renamed, or not yet transcribed when last seen: fetch the detail."""
+    if known is None or known.chunk_count == 0:
+        return True
+    return bool(row.get("name")) and str(row["name"]).strip() != known.title
+
+
+def read_sync_state(home: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((home / SYNC_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+

@@ -1,0 +1,138 @@
+"""The keyword side of hybrid search: tokenising, postings arrays, BM25. Pure.
+
+Postings are stored per index segment as sorted numpy arrays (``terms``,
+``offsets`` into ``rows``/``tfs``, ``doclen``), so a query term costs one
+binary search per segment and a commit writes only its own segment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+K1 = 1.2
+B = 0.75
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+STOPWORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for",
+    "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were",
+    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you",
+    "your", "about", "um", "uh", "yeah", "okay", "ok", "oh", "like", "just", "also", "very",
+    "really", "can", "could", "should"
+])
+
+
+def _stem(token: str) -> str:
+    """A light, predictable suffix stripper: enough to join plural/verb forms."""
+    if token.endswith("'s"):
+        token = token[:-2]
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", "")):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            if suffix == "s" and token.endswith(("ss", "us", "is")):
+                return token
+            return token[: len(token) - len(suffix)] + keep
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stop-word-free, lightly stemmed terms."""
+    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+# Words that phrase a question about a meeting rather than name its subject
+# ("what did we discuss about …"); they match every transcript, so the query drops them.
+QUESTION_WORDS = frozenset(_stem(w) for w in [
+    "discuss", "discussed", "discussion", "discussing", "talk", "talked", "talking", "say",
+    "said", "says", "mention", "mentioned", "think", "thought", "thinks", "opinion",
+    "summarize", "summarise", "summary", "meeting", "group", "decide", "decided", "decision",
+    "anyone", "someone", "everyone", "people"
+])
+
+
+def query_terms(text: str) -> list[str]:
+    terms = list(dict.fromkeys(tokenize(text)))
+    content = [t for t in terms if t not in QUESTION_WORDS]
+    return content or terms
+
+
+@dataclass(frozen=True)
+class Postings:
+    terms: np.ndarray  # sorted unicode array
+    offsets: np.ndarray  # int64, len(terms) + 1
+    rows: np.ndarray  # int32 row ids within the segment
+    tfs: np.ndarray  # float32 term frequencies
+    doclen: np.ndarray  # int32 terms per row
+
+    def lookup(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        i = int(np.searchsorted(self.terms, term))
+        if i >= len(self.terms) or self.terms[i] != term:
+            return _EMPTY_I, _EMPTY_F
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        return self.rows[lo:hi], self.tfs[lo:hi]
+
+
+_EMPTY_I = np.zeros(0, dtype=np.int32)
+_EMPTY_F = np.zeros(0, dtype=np.float32)
+
+
+def build_postings(texts: Sequence[str]) -> Postings:
+    by_term: dict[str, list[tuple[int, int]]] = {}
+    doclen = np.zeros(len(texts), dtype=np.int32)
+    for row, text in enumerate(texts):
+        counts = Counter(tokenize(text))
+        doclen[row] = sum(counts.values())
+        for term, tf in counts.items():
+            by_term.setdefault(term, []).append((row, tf))
+    terms = sorted(by_term)
+    offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    rows: list[int] = []
+    tfs: list[int] = []
+    for i, term in enumerate(terms):
+        for row, tf in by_term[term]:
+            rows.append(row)
+            tfs.append(tf)
+        offsets[i + 1] = len(rows)
+    return Postings(
+        terms=np.array(terms, dtype=str) if terms else np.zeros(0, dtype="<U1"),
+        offsets=offsets,
+        rows=np.array(rows, dtype=np.int32),
+        tfs=np.array(tfs, dtype=np.float32),
+        doclen=doclen,
+    )
+
+
+def bm25(
+    segments: Iterable[tuple[Postings, int]],
+    terms: Sequence[str],
+    total_rows: int,
+    live: np.ndarray,
+) -> np.ndarray:
+    """BM25 over all segments; ``segments`` pairs postings with their global row offset."""
+    segments = list(segments)
+    scores = np.zeros(total_rows, dtype=np.float32)
+    if not terms or not live.any():
+        return scores
+    doclen = np.concatenate([p.doclen for p, _ in segments]).astype(np.float32)
+    n_live = int(live.sum())
+    avgdl = float(doclen[live].mean()) or 1.0
+    norm = K1 * (1 - B + B * doclen / avgdl)
+    for term in terms:
+        hits = [(p.lookup(term), offset) for p, offset in segments]
+        rows = np.concatenate([r + offset for (r, _), offset in hits])
+        if not len(rows):
+            continue
+        tfs = np.concatenate([t for (_, t), _ in hits])
+        keep = live[rows]
+        rows, tfs = rows[keep], tfs[keep]
+        df = len(rows)
+        if not df:
+            continue
+        idf = np.log(1 + (n_live - df + 0.5) / (df + 0.5))
+        scores[rows] += idf * tfs * (K1 + 1) / (tfs + norm[rows])
+    return scores

@@ -1,0 +1,76 @@
+"""The indexer lock: one ``fcntl.flock`` on ``<home>/indexer.lock``.
+
+Whoever holds it may write the index (the daemon's cycle, ``indexer --once``,
+or the search server's one-off fallback cycle). The holder's pid and start
+time are written into the file so ``status`` can say who is indexing. The
+kernel drops the lock when the process dies, so a ``kill -9`` never leaves a
+stale lock behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+from .errors import IndexBusyError
+
+
+class IndexerLock:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def try_acquire(self, role: str = "indexer") -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "role": role,
+                                 "since": int(time.time())}).encode())
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> IndexerLock:
+        if not self.try_acquire():
+            raise IndexBusyError("indexing already in progress, skipping cycle")
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
+
+
+def lock_holder(path: Path) -> dict[str, object] | None:
+    """Who holds the lock (pid, role, since), or ``None`` if nobody does."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raw = os.read(fd, 4096)
+            try:
+                info = json.loads(raw)
+            except ValueError:
+                info = {}
+            return info if isinstance(info, dict) else {}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

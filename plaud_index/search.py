@@ -1,0 +1,190 @@
+"""Ranking: dense cosine + BM25, fused; filters first; one result per recording. Pure.
+
+Scores. Every mode returns a score in [0, 1] for each recording, from its
+best-matching chunk:
+- ``vector``: the cosine similarity of query and chunk (clipped at 0).
+- ``keyword``: the chunk's BM25 divided by the best BM25 among the candidates.
+- ``hybrid`` (default): ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword``.
+Scores rank results within one query; they are not comparable across queries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+
+from .errors import InvalidQueryError
+from .keywords import bm25, query_terms, tokenize
+from .models import Hit, Moment
+from .snapshot import Snapshot
+
+DEFAULT_LIMIT = 8
+MAX_LIMIT = 25
+MAX_QUERY_CHARS = 1000
+MODES = ("hybrid", "vector", "keyword")
+SOURCES = ("any", "transcript", "notes")
+VECTOR_WEIGHT = 0.5
+CANDIDATES = 300  # chunks considered before collapsing to recordings
+MOMENTS = 3
+SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    date_from: date | None = None
+    date_to: date | None = None
+    limit: int = DEFAULT_LIMIT
+    speaker: str | None = None
+    source: str = "any"
+    mode: str = "hybrid"
+
+
+def _parse_date(value: str | date | None, name: str) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidQueryError(f"{name} must be a date as YYYY-MM-DD, got {value!r}") from None
+
+
+def make_request(query: str, *, date_from: str | date | None = None,
+                 date_to: str | date | None = None, limit: int = DEFAULT_LIMIT,
+                 speaker: str | None = None, source: str = "any",
+                 mode: str = "hybrid") -> SearchRequest:
+    """Validate search arguments; every problem is an ``InvalidQueryError`` a model can fix."""
+    query = (query or "").strip()
+    if not query:
+        raise InvalidQueryError("query is empty: say what to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQueryError(f"query is {len(query)} characters; keep it under "
+                                f"{MAX_QUERY_CHARS}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    start, end = _parse_date(date_from, "date_from"), _parse_date(date_to, "date_to")
+    if start and end and start > end:
+        raise InvalidQueryError(f"date_from {start} is after date_to {end}")
+    if source not in SOURCES:
+        raise InvalidQueryError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    if mode not in MODES:
+        raise InvalidQueryError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return SearchRequest(query, start, end, limit, (speaker or "").strip() or None, source, mode)
+
+
+def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
+    """Rows that may be ranked at all: live, and inside every filter."""
+    mask: np.ndarray = np.array(snapshot.live, dtype=bool)
+    if request.date_from or request.date_to:
+        lo = request.date_from or date.min
+        hi = request.date_to or date.max
+        ok = np.array([lo <= r.created.date() <= hi for r in snapshot.recordings] + [False])
+        mask &= ok[snapshot.row_recording]  # -1 (dead) indexes the trailing False
+    if request.source != "any":
+        mask &= np.array([c.source == request.source for c in snapshot.chunks], dtype=bool)
+    if request.speaker:
+        wanted = request.speaker.casefold()
+        mask &= np.array([any(wanted in s.casefold() for s in c.speakers)
+                          for c in snapshot.chunks], dtype=bool)
+    return mask
+
+
+def chunk_scores(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | None,
+                 mask: np.ndarray) -> np.ndarray:
+    """One fused score in [0, 1] per row; rows outside ``mask`` get -1."""
+    n = len(snapshot.chunks)
+    dense: np.ndarray = np.zeros(n, dtype=np.float32)
+    keyword: np.ndarray = np.zeros(n, dtype=np.float32)
+    if request.mode != "keyword" and query_vector is not None and n:
+        dense = np.clip(snapshot.cosine(query_vector), 0.0, 1.0)
+    if request.mode != "vector" and n:
+        raw = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask)
+        top = float(raw[mask].max()) if mask.any() else 0.0
+        keyword = raw / top if top > 0 else raw
+    if request.mode == "vector":
+        fused = dense
+    elif request.mode == "keyword" or query_vector is None:
+        fused = keyword
+    else:
+        fused = VECTOR_WEIGHT * dense + (1 - VECTOR_WEIGHT) * keyword
+    return np.where(mask, fused, -1.0).astype(np.float32)
+
+
+def search(snapshot: Snapshot, request: SearchRequest,
+           query_vector: np.ndarray | None) -> list[Hit]:
+    """Recordings best first, each with its best moments and a snippet on the match."""
+    mask = filter_mask(snapshot, request)
+    if not mask.any():
+        return []
+    scores = chunk_scores(snapshot, request, query_vector, mask)
+    k = min(CANDIDATES, int(mask.sum()))
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    terms = set(query_terms(request.query))
+    by_recording: dict[int, list[int]] = {}
+    for row in top:
+        if scores[row] <= 0:
+            break
+        by_recording.setdefault(int(snapshot.row_recording[row]), []).append(int(row))
+    hits = []
+    for rec_index, rows in list(by_recording.items())[: request.limit]:
+        rec = snapshot.recordings[rec_index]
+        moments = tuple(_moment(snapshot, row, terms) for row in rows[:MOMENTS])
+        hits.append(Hit(file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
+                        score=round(float(scores[rows[0]]), 4), snippet=moments[0].snippet,
+                        moments=moments))
+    return hits
+
+
+def _moment(snapshot: Snapshot, row: int, terms: set[str]) -> Moment:
+    chunk = snapshot.chunks[row]
+    snippet, centre = make_snippet(chunk.text, terms)
+    line = chunk.text.count("\n", 0, centre)
+    start_ms = chunk.start_ms
+    speaker = ", ".join(chunk.speakers)
+    if line < len(chunk.line_ms):  # the utterance the match sits in
+        start_ms = chunk.line_ms[line] if chunk.line_ms[line] is not None else start_ms
+        speaker = chunk.line_speakers[line] or speaker
+    return Moment(start_ms=start_ms, end_ms=chunk.end_ms, speaker=speaker,
+                  source=chunk.source, snippet=snippet)
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+
+
+def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> tuple[str, int]:
+    """A ~``width``-character excerpt centred on the densest run of query terms.
+
+    Returns the snippet (whitespace collapsed) and the offset of its centre in ``text``."""
+    if len(text) <= width:
+        return " ".join(text.split()), len(text) // 2
+    hits = [m.start() for m in _WORD.finditer(text) if set(tokenize(m.group())) & terms]
+    reach = width * 2 // 3
+    if hits:
+        best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))
+        run = [h for h in hits[best:] if h - hits[best] <= reach]
+        centre = (run[0] + run[-1]) // 2
+    else:
+        centre = width // 2
+    start = max(0, min(centre - width // 2, len(text) - width))
+    end = min(len(text), start + width)
+    if start:  # do not cut a word in half
+        space = text.find(" ", start, centre)
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", centre, end)
+        end = space if space > 0 else end
+    body = " ".join(text[start:end].split())
+    return ("…" if start else "") + body + ("…" if end < len(text) else ""), centre
+
+
+def format_clock(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    seconds = ms // 1000
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

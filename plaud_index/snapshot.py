@@ -1,0 +1,161 @@
+"""One committed generation of the index, in memory: what search reads. Pure.
+
+Vectors stay memory-mapped per segment; metadata is lists; liveness (after
+tombstones) is one boolean mask over all rows, and every row knows its
+recording, so filters and per-recording collapse are numpy operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from .keywords import Postings
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    model_id: str
+    sha256: str
+    dim: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.model_id, "sha256": self.sha256, "dim": self.dim,
+                "dtype": "float32"}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelInfo:
+        return cls(str(data["id"]), str(data["sha256"]), int(data["dim"]))
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: str
+    file_id: str
+    source: str
+    text: str
+    start_ms: int | None
+    end_ms: int | None
+    speakers: tuple[str, ...]
+    heading: str
+    line_ms: tuple[int | None, ...] = ()
+    line_speakers: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "speakers": list(self.speakers), "line_ms": list(self.line_ms),
+                "line_speakers": list(self.line_speakers)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChunkRow:
+        return cls(data["chunk_id"], data["file_id"], data["source"], data["text"],
+                   data.get("start_ms"), data.get("end_ms"), tuple(data.get("speakers", ())),
+                   data.get("heading", ""), tuple(data.get("line_ms", ())),
+                   tuple(data.get("line_speakers", ())))
+
+    @classmethod
+    def from_chunk(cls, c: Any) -> ChunkRow:
+        return cls(c.chunk_id, c.file_id, c.source, c.text, c.start_ms, c.end_ms, c.speakers,
+                   c.heading, c.line_ms, c.line_speakers)
+
+
+@dataclass(frozen=True)
+class IndexedRecording:
+    """What the index keeps about a recording besides its chunks."""
+
+    file_id: str
+    title: str
+    created_at: str  # ISO-8601, UTC
+    duration_ms: int
+    content_hash: str
+    speakers: tuple[str, ...]
+    note_titles: tuple[str, ...]
+    chunk_count: int
+
+    @property
+    def created(self) -> datetime:
+        return datetime.fromisoformat(self.created_at)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "speakers": list(self.speakers),
+                "note_titles": list(self.note_titles)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> IndexedRecording:
+        return cls(data["file_id"], data["title"], data["created_at"],
+                   int(data.get("duration_ms", 0)), data["content_hash"],
+                   tuple(data.get("speakers", ())), tuple(data.get("note_titles", ())),
+                   int(data.get("chunk_count", 0)))
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str
+    seq: int
+    vectors: np.ndarray  # (rows, dim) float32, memory-mapped
+    postings: Postings
+    chunks: list[ChunkRow]
+    recordings: list[IndexedRecording]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    manifest: dict[str, Any]
+    segments: list[Segment]
+    offsets: list[int]  # global row offset of each segment
+    chunks: list[ChunkRow]  # all rows, dead ones included (masked by ``live``)
+    live: np.ndarray  # bool per row
+    row_recording: np.ndarray  # int32 per row: index into ``recordings`` (-1 if dead)
+    recordings: list[IndexedRecording]  # live recordings only
+    by_id: dict[str, int]
+
+    @property
+    def generation(self) -> int:
+        return int(self.manifest.get("generation", 0))
+
+    @property
+    def model(self) -> ModelInfo:
+        return ModelInfo.from_json(self.manifest["model"])
+
+    @property
+    def live_chunks(self) -> int:
+        return int(self.live.sum())
+
+    @classmethod
+    def build(cls, manifest: dict[str, Any], segments: list[Segment]) -> Snapshot:
+        dead: dict[str, int] = manifest.get("dead", {})
+        recordings: list[IndexedRecording] = []
+        by_id: dict[str, int] = {}
+        for seg in segments:
+            for rec in seg.recordings:
+                if seg.seq >= dead.get(rec.file_id, 0):
+                    by_id[rec.file_id] = len(recordings)
+                    recordings.append(rec)
+        chunks: list[ChunkRow] = []
+        offsets: list[int] = []
+        row_recording: list[int] = []
+        for seg in segments:
+            offsets.append(len(chunks))
+            for chunk in seg.chunks:
+                alive = seg.seq >= dead.get(chunk.file_id, 0)
+                row_recording.append(by_id.get(chunk.file_id, -1) if alive else -1)
+            chunks.extend(seg.chunks)
+        rows = np.array(row_recording, dtype=np.int32)
+        return cls(manifest, segments, offsets, chunks, rows >= 0, rows, recordings, by_id)
+
+    def cosine(self, query: np.ndarray) -> np.ndarray:
+        """Dot products of the (normalised) query with every row; dead rows included."""
+        parts = [np.asarray(seg.vectors @ query, dtype=np.float32) for seg in self.segments
+                 if len(seg.chunks)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+    def keyword_segments(self) -> list[tuple[Postings, int]]:
+        return [(seg.postings, off) for seg, off in zip(self.segments, self.offsets, strict=True)]
+
+    def vector_of(self, row: int) -> np.ndarray:
+        for seg, off in zip(reversed(self.segments), reversed(self.offsets), strict=True):
+            if row >= off:
+                return np.asarray(seg.vectors[row - off])
+        raise IndexError(row)

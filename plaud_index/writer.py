@@ -1,0 +1,213 @@
+"""The writer side of the on-disk index (see ``store.py`` for the layout and rules).
+
+The caller holds the indexer lock, so there is one writer at a time; any
+number of readers open snapshots meanwhile and never see a torn state.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .keywords import build_postings
+from .models import Chunk
+from .snapshot import ChunkRow, IndexedRecording, ModelInfo, Segment, Snapshot
+from .store import (
+    MANIFEST,
+    SCHEMA_VERSION,
+    STAGED,
+    atomic_file,
+    fsync_dir,
+    load_segment,
+    read_manifest,
+    write_json_atomic,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_SEGMENTS = 12
+MAX_DEAD_FRACTION = 0.3
+
+Clock = Callable[[], float]
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def open_writer(directory: Path, model: ModelInfo, clock: Clock = time.time) -> IndexWriter:
+    """A writer for ``model``. A different model than the live index builds a new index
+    beside it (``manifest.next.json``) that replaces the old one on ``promote()``."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    live = read_manifest(directory / MANIFEST)
+    if live is None or ModelInfo.from_json(live["model"]) == model:
+        return IndexWriter(directory, MANIFEST, live, model, clock)
+    staged = read_manifest(directory / STAGED)
+    resume = staged is not None and ModelInfo.from_json(staged["model"]) == model
+    log.warning("Embedding model changed (%s -> %s): re-indexing everything; searches use the "
+                "old index until the new one is complete", live["model"].get("id"),
+                model.model_id)
+    return IndexWriter(directory, STAGED, staged if resume else None, model, clock)
+
+
+class IndexWriter:
+    def __init__(self, directory: Path, target: str, manifest: dict[str, Any] | None,
+                 model: ModelInfo, clock: Clock) -> None:
+        self.directory = directory
+        self.target = target
+        self.model = model
+        self.clock = clock
+        now = _iso(clock())
+        self.manifest: dict[str, Any] = manifest or {
+            "schema": SCHEMA_VERSION, "generation": 0, "model": model.to_json(),
+            "segments": [], "dead": {}, "next_seq": 1, "created_at": now, "updated_at": now,
+            "counts": {"recordings": 0, "chunks": 0},
+        }
+        segments = [load_segment(directory, s["name"]) for s in self.manifest["segments"]]
+        self.snapshot = Snapshot.build(self.manifest, segments)
+        self._pending: dict[str, tuple[IndexedRecording, list[Chunk], np.ndarray]] = {}
+        self._deletes: set[str] = set()
+        self._rows_by_chunk: dict[str, int] | None = None
+
+    @property
+    def rebuilding(self) -> bool:
+        return self.target == STAGED
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending) + len(self._deletes)
+
+    def recordings(self) -> dict[str, IndexedRecording]:
+        """Committed recordings as this writer's target index knows them."""
+        return {r.file_id: r for r in self.snapshot.recordings}
+
+    def known_vector(self, chunk_id: str) -> np.ndarray | None:
+        """The committed vector of a live chunk with this id, so it is not embedded again."""
+        if self._rows_by_chunk is None:
+            self._rows_by_chunk = {c.chunk_id: row for row, c in enumerate(self.snapshot.chunks)
+                                   if self.snapshot.live[row]}
+        row = self._rows_by_chunk.get(chunk_id)
+        return None if row is None else self.snapshot.vector_of(row)
+
+    def put(self, recording: IndexedRecording, chunks: Sequence[Chunk],
+            vectors: np.ndarray) -> None:
+        if vectors.shape != (len(chunks), self.model.dim):
+            raise ValueError(f"expected {len(chunks)}x{self.model.dim} vectors, "
+                             f"got {vectors.shape}")
+        self._deletes.discard(recording.file_id)
+        self._pending[recording.file_id] = (recording, list(chunks), vectors)
+
+    def delete(self, file_id: str) -> None:
+        self._pending.pop(file_id, None)
+        if file_id in self.snapshot.by_id:
+            self._deletes.add(file_id)
+
+    def commit(self) -> bool:
+        """Make everything put/deleted so far durable and visible. False if nothing to do."""
+        if not self.pending:
+            return False
+        seq = int(self.manifest["next_seq"])
+        segments = list(self.manifest["segments"])
+        loaded = list(self.snapshot.segments)
+        dead = dict(self.manifest["dead"])
+        for file_id in [*self._pending, *self._deletes]:
+            if file_id in self.snapshot.by_id:
+                dead[file_id] = seq
+        if self._pending:
+            recs = [rec for rec, _, _ in self._pending.values()]
+            chunks = [c for _, cs, _ in self._pending.values() for c in cs]
+            vectors = np.concatenate([v for _, _, v in self._pending.values()]) if chunks \
+                else np.zeros((0, self.model.dim), dtype=np.float32)
+            rows = [ChunkRow.from_chunk(c) for c in chunks]
+            name = self._write_segment(seq, rows, recs, vectors)
+            segments.append({"name": name, "seq": seq, "rows": len(rows)})
+            loaded.append(load_segment(self.directory, name))
+        self._publish(segments, loaded, dead, seq + 1)
+        self._pending.clear()
+        self._deletes.clear()
+        if self._needs_compaction():
+            self.compact()
+        return True
+
+    def promote(self) -> None:
+        """A completed re-index for a new model becomes the live index."""
+        if not self.rebuilding:
+            return
+        os.replace(self.directory / STAGED, self.directory / MANIFEST)
+        fsync_dir(self.directory)
+        self.target = MANIFEST
+        log.info("The re-index for %s is complete and now live", self.model.model_id)
+        self._collect_garbage()
+
+    def compact(self) -> None:
+        """Fold every live row into one new segment; drop the tombstones."""
+        snap = self.snapshot
+        seq = int(self.manifest["next_seq"])
+        rows = [c for i, c in enumerate(snap.chunks) if snap.live[i]]
+        parts = [np.asarray(seg.vectors)[snap.live[off:off + len(seg.chunks)]]
+                 for seg, off in zip(snap.segments, snap.offsets, strict=True)]
+        vectors = np.concatenate([np.zeros((0, self.model.dim), np.float32), *parts])
+        name = self._write_segment(seq, rows, snap.recordings, vectors)
+        segment = load_segment(self.directory, name)
+        self._publish([{"name": name, "seq": seq, "rows": len(rows)}], [segment], {}, seq + 1)
+        log.info("Compacted the index into %s (%d chunks)", name, len(rows))
+
+    def _needs_compaction(self) -> bool:
+        total = len(self.snapshot.chunks)
+        dead_rows = total - self.snapshot.live_chunks
+        return len(self.manifest["segments"]) > MAX_SEGMENTS or (
+            total > 0 and dead_rows / total > MAX_DEAD_FRACTION)
+
+    def _write_segment(self, seq: int, rows: list[ChunkRow], recordings: list[IndexedRecording],
+                       vectors: np.ndarray) -> str:
+        name = f"seg-{seq:06d}-{secrets.token_hex(4)}"
+        meta = {"seq": seq, "model": self.model.to_json(),
+                "chunks": [r.to_json() for r in rows],
+                "recordings": [r.to_json() for r in recordings]}
+        with atomic_file(self.directory / f"{name}.vec.npy") as fh:
+            np.save(fh, np.ascontiguousarray(vectors, dtype=np.float32))
+        with atomic_file(self.directory / f"{name}.kw.npz") as fh:
+            postings = build_postings([r.text for r in rows])
+            np.savez(fh, terms=postings.terms, offsets=postings.offsets, rows=postings.rows,
+                     tfs=postings.tfs, doclen=postings.doclen)
+        with atomic_file(self.directory / f"{name}.meta.json") as fh:
+            fh.write(json.dumps(meta, separators=(",", ":")).encode())
+        fsync_dir(self.directory)
+        return name
+
+    def _publish(self, segments: list[dict[str, Any]], loaded: list[Segment],
+                 dead: dict[str, int], next_seq: int) -> None:
+        manifest = {**self.manifest, "segments": segments, "dead": dead, "next_seq": next_seq,
+                    "generation": int(self.manifest["generation"]) + 1,
+                    "updated_at": _iso(self.clock())}
+        snapshot = Snapshot.build(manifest, loaded)
+        manifest["counts"] = {"recordings": len(snapshot.recordings),
+                              "chunks": snapshot.live_chunks}
+        write_json_atomic(self.directory / self.target, manifest)
+        self.manifest, self.snapshot, self._rows_by_chunk = manifest, snapshot, None
+        self._collect_garbage()
+
+    def _collect_garbage(self) -> None:
+        """Remove segment files no manifest names, and temp files of crashed writers.
+
+        Safe while readers run: a reader that opened a segment keeps its mapping, and
+        one that read an older manifest retries when a file it names is gone."""
+        referenced: set[str] = set()
+        for name in (MANIFEST, STAGED):
+            manifest = read_manifest(self.directory / name)
+            if manifest:
+                referenced.update(s["name"] for s in manifest["segments"])
+        for path in self.directory.iterdir():
+            stem = path.name.split(".", 1)[0]
+            stale_tmp = path.name.startswith(".tmp-") and time.time() - path.stat().st_mtime > 60
+            if (path.name.startswith("seg-") and stem not in referenced) or stale_tmp:
+                path.unlink(missing_ok=True)
