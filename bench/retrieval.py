@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Retrieval quality and speed on a corpus/queries pair in the shared/eval format.
+
+    python bench/retrieval.py --corpus ../shared/eval/dev/files.jsonl \
+                              --queries ../shared/eval/dev/queries.jsonl [--json]
+
+Indexes the corpus through the mock Plaud source and the real embedding model
+(resolved as in production: PLAUD_EMBED_MODEL_PATH, cache, packaged, hub),
+then scores keyword, vector and hybrid side by side:
+- recording level: NDCG@5, MRR@10, Recall@5 over the ranked distinct recordings (limit 10);
+- moment level: a result is correct when it is a relevant recording and one of its
+  moments' time range [start_ms, end_ms] overlaps a labelled span; Hit@5 and MRR@10.
+Also prints index time, raw embedder throughput on the same chunks, and query latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from plaud_index.chunker import Chunker  # noqa: E402
+from plaud_index.config import build_config  # noqa: E402
+from plaud_index.documents import normalize_recording  # noqa: E402
+from plaud_index.indexer import Indexer  # noqa: E402
+from plaud_index.mock_client import MockClient  # noqa: E402
+from plaud_index.search import MODES, make_request  # noqa: E402
+from plaud_index.service import SearchService, make_embedder  # noqa: E402
+
+METRICS = ("rec_ndcg@5", "rec_mrr@10", "rec_recall@5", "moment_hit@5", "moment_mrr@10")
+
+
+def ndcg5(rels: list[int], n_rel: int) -> float:
+    dcg = sum(r / math.log2(i + 2) for i, r in enumerate(rels[:5]))
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(n_rel, 5)))
+    return dcg / idcg if idcg else 0.0
+
+
+def mrr10(rels: list[int]) -> float:
+    return next((1 / (i + 1) for i, r in enumerate(rels[:10]) if r), 0.0)
+
+
+def moment_correct(result: dict[str, Any], spans: list[dict[str, Any]]) -> int:
+    for moment in result["moments"]:
+        if moment["start_ms"] is None:
+            continue
+        start, end = moment["start_ms"] / 1000, (moment["end_ms"] or moment["start_ms"]) / 1000
+        for span in spans:
+            if span["file_id"] == result["file_id"] and start <= span["end"] and \
+                    end >= span["start"]:
+                return 1
+    return 0
+
+
+def score_query(query: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, float]:
+    relevant = set(query["relevant_files"])
+    rec = [1 if r["file_id"] in relevant else 0 for r in results]
+    mom = [moment_correct(r, query.get("relevant", [])) for r in results]
+    return {
+        "rec_ndcg@5": ndcg5(rec, len(relevant)),
+        "rec_mrr@10": mrr10(rec),
+        "rec_recall@5": len(relevant & {r["file_id"] for r in results[:5]}) / len(relevant),
+        "moment_hit@5": float(any(mom[:5])),
+        "moment_mrr@10": mrr10(mom),
+    }
+
+
+def aggregate(rows: list[tuple[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for domain, scores in rows:
+        groups["all"].append(scores)
+        groups[domain].append(scores)
+    return {g: {**{m: round(statistics.fmean(s[m] for s in items), 4) for m in METRICS},
+                "n": len(items)} for g, items in groups.items()}
+
+
+def raw_embed_seconds(service: SearchService, corpus: Path) -> tuple[int, float]:
+    """Embed exactly the chunks the indexer made, with nothing else around it."""
+    source = MockClient(corpus)
+    chunker = Chunker(service.embedder.count_tokens)
+    texts = [c.embed_text for row in source.list_files()
+             for c in chunker.chunk(normalize_recording(source.get_file(row["id"])))]
+    started = time.perf_counter()
+    service.embedder.embed(texts)
+    return len(texts), time.perf_counter() - started
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--queries", type=Path, required=True)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--modes", default=",".join(MODES))
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="plaud-bench-"))
+    config = build_config({"PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock",
+                           "PLAUD_MOCK_CORPUS": str(args.corpus)}, None)
+    service = SearchService(config, make_embedder(config))
+    started = time.perf_counter()
+    report = Indexer(MockClient(args.corpus), service.embedder, config.index_dir).run_cycle()
+    index_seconds = time.perf_counter() - started
+    raw_chunks, raw_seconds = raw_embed_seconds(service, args.corpus)
+    queries = [json.loads(line) for line in args.queries.open() if line.strip()]
+    modes: dict[str, Any] = {}
+    latencies: list[float] = []
+    for mode in args.modes.split(","):
+        rows = []
+        for q in queries:
+            t0 = time.perf_counter()
+            result = service.search(make_request(q["query"], limit=10, mode=mode))
+            if mode == "hybrid":
+                latencies.append((time.perf_counter() - t0) * 1000)
+            rows.append((q.get("domain", "all"), score_query(q, result["results"])))
+        modes[mode] = aggregate(rows)
+    out = {
+        "modes": modes,
+        "index_seconds": round(index_seconds, 2),
+        "chunks": report.chunks_embedded,
+        "query_ms_p50": round(statistics.median(latencies), 2) if latencies else None,
+        "query_ms_p95": round(sorted(latencies)[int(len(latencies) * 0.95)], 2)
+        if latencies else None,
+        "index_chunks_per_s": round(report.chunks_embedded / index_seconds, 1),
+        "raw_embed_chunks_per_s": round(raw_chunks / raw_seconds, 1),
+        "model": service.embedder.model_id,
+    }
+    out["index_vs_raw"] = round(out["index_chunks_per_s"] / out["raw_embed_chunks_per_s"], 3)
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"corpus {args.corpus} ({report.added} recordings, {out['chunks']} chunks), "
+          f"queries {args.queries} ({len(queries)}), model {out['model']}")
+    domains = sorted({g for m in modes.values() for g in m}, key=lambda g: (g != "all", g))
+    print(f"{'mode':8s} {'group':10s} {'n':>4s} " + " ".join(f"{m:>13s}" for m in METRICS))
+    for mode, groups in modes.items():
+        for g in domains:
+            s = groups[g]
+            print(f"{mode:8s} {g:10s} {s['n']:4d} " + " ".join(f"{s[m]:13.3f}" for m in METRICS))
+    print(f"index: {out['index_seconds']}s end to end = {out['index_chunks_per_s']} chunks/s; "
+          f"raw embedder {out['raw_embed_chunks_per_s']} chunks/s; ratio {out['index_vs_raw']}")
+    print(f"hybrid query latency in-process: p50 {out['query_ms_p50']} ms, "
+          f"p95 {out['query_ms_p95']} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Test helpers: raw Plaud payloads and an in-memory recording source."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def detail(file_id: str = "f" * 32, *, name: str = "Weekly sync",
+           created_at: str = "2026-03-02T10:00:00", segments: list[dict[str, Any]] | None = None,
+           note: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A raw developer-API detail payload (API.md §3.2) with inline blocks."""
+    segments = segments if segments is not None else [
+        {"start_time": 0, "end_time": 4000, "content": "Let's review the budget.",
+         "speaker": "Ann", "original_speaker": "Speaker 1"},
+        {"start_time": 4500, "end_time": 9000, "content": "Marketing is under plan.",
+         "speaker": "Bo", "original_speaker": "Speaker 2"},
+    ]
+    payload: dict[str, Any] = {
+        "id": file_id, "name": name, "created_at": created_at, "start_at": created_at,
+        "duration": 9000, "serial_number": None,
+        "source_list": [{"data_id": "t", "data_type": "transaction", "data_title": "",
+                         "data_content": json.dumps(segments), "data_link": ""}],
+        "note_list": [] if note is None else [{
+            "data_id": "n", "data_type": "auto_sum_note", "data_title": "Summary",
+            "data_tab_name": "Summary", "data_content": note, "data_link": ""}],
+    }
+    payload.update(extra)
+    return payload
+
+
+class FakeSource:
+    """An in-memory recording source with a call log (a fake, not a mock)."""
+
+    def __init__(self, details: list[dict[str, Any]]) -> None:
+        self.details = {d["id"]: d for d in details}
+        self.detail_calls: list[str] = []
+        self.listing_override: list[dict[str, Any]] | None = None
+
+    def list_files(self) -> list[dict[str, Any]]:
+        if self.listing_override is not None:
+            return self.listing_override
+        return [{k: d[k] for k in ("id", "name", "created_at", "start_at", "duration")}
+                for d in self.details.values()]
+
+    def get_file(self, file_id: str) -> dict[str, Any]:
+        self.detail_calls.append(file_id)
+        return self.details[file_id]

@@ -1,0 +1,167 @@
+"""documents: every Plaud quirk of API.md §3.2–3.4 normalises to the same Recording."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from plaud_index.documents import (
+    normalize_recording,
+    note_markdown,
+    parse_duration_ms,
+    parse_segments,
+    parse_timestamp,
+    split_markdown_sections,
+)
+from plaud_index.errors import MalformedRecordingError
+
+from helpers import detail
+
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("2024-01-15T10:05:55", datetime(2024, 1, 15, 10, 5, 55, tzinfo=UTC)),
+    ("2024-01-15T10:04:27.052000", datetime(2024, 1, 15, 10, 4, 27, 52000, tzinfo=UTC)),
+    ("2024-01-15T10:05:55Z", datetime(2024, 1, 15, 10, 5, 55, tzinfo=UTC)),
+    ("2024-01-15 10:05:55", datetime(2024, 1, 15, 10, 5, 55, tzinfo=UTC)),
+    ("2024-01-15T12:05:55+02:00", datetime(2024, 1, 15, 10, 5, 55, tzinfo=UTC)),
+    (1705313155000, datetime(2024, 1, 15, 10, 5, 55, tzinfo=UTC)),
+    ("yesterday", None), (None, None), ("", None),
+])
+def test_timestamps_become_aware_utc(raw: object, expected: datetime | None) -> None:
+    assert parse_timestamp(raw) == expected
+
+
+@pytest.mark.parametrize(("raw", "ms"), [(83000, 83000), ("83000", 83000), ("83000.0", 83000),
+                                         (None, 0), (0, 0), ("n/a", 0), (True, 0), (-5, 0)])
+def test_duration_is_int_or_numeric_string(raw: object, ms: int) -> None:
+    assert parse_duration_ms(raw) == ms
+
+
+def test_segments_use_ms_times_and_fall_back_to_original_speaker() -> None:
+    segments = [
+        {"start_time": 0, "end_time": 4200, "content": "  Good   morning. ", "speaker": "",
+         "original_speaker": "Speaker 1"},
+        {"start_time": 4300, "content": "No end time.", "speaker": None,
+         "original_speaker": "Speaker 2"},
+        {"start_time": 5000, "end_time": 6000, "content": "   ", "speaker": "Ann"},
+        {"start_time": "7000", "end_time": "8000", "content": "Strings.", "speaker": "Ann"},
+        "not a segment",
+    ]
+    utterances = parse_segments(json.dumps(segments))
+    assert [(u.text, u.start_ms, u.end_ms, u.speaker) for u in utterances] == [
+        ("Good morning.", 0, 4200, "Speaker 1"),
+        ("No end time.", 4300, 4300, "Speaker 2"),
+        ("Strings.", 7000, 8000, "Ann"),
+    ]
+
+
+def test_segments_accept_a_list_a_double_encoded_string_and_trans_result() -> None:
+    seg = [{"start_time": 0, "end_time": 1, "content": "Hi", "speaker": "A"}]
+    assert parse_segments(seg) == parse_segments(json.dumps(seg))
+    assert parse_segments(json.dumps(json.dumps(seg))) == parse_segments(seg)
+    assert parse_segments({"trans_result": seg}) == parse_segments(seg)
+    assert parse_segments("not json") == ()
+    assert parse_segments(None) == ()
+
+
+@pytest.mark.parametrize("content", [
+    "## Summary\n- point",
+    json.dumps({"ai_content": "## Summary\n- point", "category": "Summary", "state": 10}),
+    json.dumps({"markdown": "## Summary\n- point"}),
+    json.dumps({"content": {"markdown": "## Summary\n- point"}}),
+    json.dumps(json.dumps({"ai_content": "## Summary\n- point"})),
+])
+def test_note_markdown_unwraps_every_known_form(content: str) -> None:
+    assert note_markdown(content) == "## Summary\n- point"
+
+
+def test_note_that_is_not_json_is_markdown_even_if_it_starts_with_a_brace() -> None:
+    assert note_markdown("{draft} notes") == "{draft} notes"
+
+
+def test_markdown_sections_carry_their_heading_path() -> None:
+    md = "Intro line\n# Summary\nText one\n## Decisions\n- a\n- b\n# Next\nText two"
+    assert split_markdown_sections(md) == [
+        ("", "Intro line"), ("Summary", "Text one"), ("Summary > Decisions", "- a\n- b"),
+        ("Next", "Text two"),
+    ]
+
+
+def test_polish_is_preferred_over_the_raw_transcript() -> None:
+    raw = detail()
+    polished = [{"start_time": 0, "end_time": 1000, "content": "Polished.", "speaker": "Ann"}]
+    raw["source_list"].append({"data_type": "transaction_polish",
+                               "data_content": json.dumps(polished), "data_link": ""})
+    assert [u.text for u in normalize_recording(raw).utterances] == ["Polished."]
+
+
+def test_empty_polish_falls_back_to_the_raw_transcript() -> None:
+    raw = detail()
+    raw["source_list"].insert(0, {"data_type": "transaction_polish", "data_content": "",
+                                  "data_link": "https://example/x"})
+    assert len(normalize_recording(raw).utterances) == 2
+
+
+def test_unknown_and_outline_blocks_are_ignored_not_fatal() -> None:
+    raw = detail()
+    raw["source_list"] += [
+        {"data_type": "outline", "data_content": '[{"start_time":0,"topic":"T"}]'},
+        {"data_type": "mark_memo", "data_content": {"weird": True}},
+        {"data_type": "brand_new_type", "data_content": 42},
+        "garbage",
+    ]
+    raw["note_list"] = [{"data_type": "auto_sum_note", "data_content": None}, 7]
+    recording = normalize_recording(raw)
+    assert len(recording.utterances) == 2 and recording.notes == ()
+
+
+def test_several_note_tabs_keep_their_titles() -> None:
+    raw = detail(note="## Summary\nBudget is fine.")
+    raw["note_list"].append({"data_type": "custom_note", "data_tab_name": "Action items",
+                             "data_content": json.dumps({"ai_content": "- Ann: send deck"})})
+    notes = normalize_recording(raw).notes
+    assert [(n.note_title, n.heading, n.text) for n in notes] == [
+        ("Summary", "Summary", "Budget is fine."), ("Action items", "", "- Ann: send deck")]
+
+
+def test_a_full_recording_normalises() -> None:
+    recording = normalize_recording(detail(name=" Weekly sync ", duration="9000"))
+    assert recording.file_id == "f" * 32
+    assert recording.title == "Weekly sync"
+    assert recording.created_at == datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    assert recording.duration_ms == 9000
+    assert recording.speakers == ("Ann", "Bo")
+
+
+def test_detail_wrapped_in_data_is_unwrapped() -> None:
+    assert normalize_recording({"data": detail()}).file_id == "f" * 32
+
+
+def test_recording_still_processing_has_no_content_but_is_valid() -> None:
+    raw = detail(segments=[])
+    raw["source_list"] = []
+    recording = normalize_recording(raw)
+    assert not recording.has_content
+
+
+def test_missing_created_at_falls_back_to_start_at() -> None:
+    raw = detail()
+    del raw["created_at"]
+    assert normalize_recording(raw).created_at.year == 2026
+
+
+@pytest.mark.parametrize("raw", [None, [], "x", {"name": "no id"}, {"id": ""},
+                                 {"id": "abc", "created_at": "whenever"}])
+def test_malformed_recording_raises_one_clear_error(raw: object) -> None:
+    with pytest.raises(MalformedRecordingError):
+        normalize_recording(raw)
+
+
+def test_missing_title_gets_a_placeholder() -> None:
+    raw = detail()
+    raw["name"] = None
+    assert normalize_recording(raw).title == "Untitled recording"
