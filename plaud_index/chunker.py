@@ -89,20 +89,42 @@ def _windows(units: Sequence[_Unit], target: int, overlap: int) -> list[list[_Un
     for unit in units:
         if current and fresh and size + len(unit.text) > target:
             windows.append(current)
-            carried: list[_Unit] = []
-            carried_size = 0
-            for prev in reversed(current):
-                if carried_size + len(prev.text) > overlap or len(carried) + 1 >= len(current):
-                    break
-                carried.insert(0, prev)
-                carried_size += len(prev.text) + 1
-            current, size, fresh = carried, carried_size, 0
+            carried = _carry(current, overlap)
+            current, size, fresh = carried, sum(len(u.text) + 1 for u in carried), 0
         current.append(unit)
         size += len(unit.text) + 1
         fresh += 1
     if current and fresh:
         windows.append(current)
     return windows
+
+
+def _carry(window: list[_Unit], overlap: int) -> list[_Unit]:
+    """The tail of ``window`` that the next window repeats: whole utterances up to
+    ``overlap`` characters, or the last words of a final utterance longer than that."""
+    carried: list[_Unit] = []
+    size = 0
+    for prev in reversed(window[1:]):
+        if size + len(prev.text) > overlap:
+            break
+        carried.insert(0, prev)
+        size += len(prev.text) + 1
+    if carried:
+        return carried
+    last = window[-1]
+    label = f"{last.speaker}: " if last.speaker and last.text.startswith(f"{last.speaker}: ") \
+        else ""
+    words = last.text[len(label):].split()
+    tail: list[str] = []
+    while words and len(" ".join([words[-1], *tail])) <= overlap - len(label):
+        tail.insert(0, words.pop())
+    if not tail or not words:  # nothing fits, or the whole unit would repeat
+        return []
+    start, end = last.start_ms, last.end_ms
+    if start is not None and end is not None:
+        body = len(last.text) - len(label)
+        start += (end - start) * (body - len(" ".join(tail))) // max(body, 1)
+    return [_Unit(label + " ".join(tail), start, end, last.speaker)]
 
 
 class Chunker:

@@ -46,3 +46,21 @@ class FakeSource:
     def get_file(self, file_id: str) -> dict[str, Any]:
         self.detail_calls.append(file_id)
         return self.details[file_id]
+
+
+def make_chunks(file_id: str, n: int, words: str = "budget plan") -> list[Any]:
+    """``n`` chunks for ``file_id`` with distinct text (for store tests)."""
+    from plaud_index.models import Chunk
+
+    return [Chunk(chunk_id=f"{file_id}-{i}-{abs(hash(words)) % 10**6}", file_id=file_id,
+                  source="transcript", text=f"{words} {file_id} part {i}",
+                  embed_text=f"{words} {file_id} part {i}", start_ms=i * 1000,
+                  end_ms=i * 1000 + 900, speakers=("Ann",), line_ms=(i * 1000,),
+                  line_speakers=("Ann",)) for i in range(n)]
+
+
+def indexed(file_id: str, chunks: int, *, title: str = "Rec", digest: str = "h1",
+            created_at: str = "2026-03-02T10:00:00+00:00") -> Any:
+    from plaud_index.snapshot import IndexedRecording
+
+    return IndexedRecording(file_id, title, created_at, 1000, digest, ("Ann",), (), chunks)

@@ -1,0 +1,47 @@
+"""Child process for the kill -9 test: commits recordings forever, reporting each commit.
+
+    python crash_writer.py INDEX_DIR START
+
+Prints ``committed <file_id>`` after each commit returns (so the parent knows
+that recording must survive any later kill).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from helpers import indexed, make_chunks
+from plaud_index.embedder import HashEmbedder
+from plaud_index.snapshot import ModelInfo
+from plaud_index.writer import open_writer
+
+
+def main() -> None:
+    directory, start = Path(sys.argv[1]), int(sys.argv[2])
+    embedder = HashEmbedder()
+    writer = open_writer(directory, ModelInfo(embedder.model_id, embedder.model_hash,
+                                              embedder.dim))
+    i = start
+    while True:
+        file_id = f"rec{i:05d}"
+        chunks = make_chunks(file_id, 40)
+        writer.put(indexed(file_id, len(chunks)), chunks,
+                   embedder.embed([c.embed_text for c in chunks]))
+        if i % 7 == 3:  # replace an earlier recording too: tombstones under fire
+            old = f"rec{max(i - 5, 0):05d}"
+            if old in writer.snapshot.by_id:
+                again = make_chunks(old, 10, words="revised")
+                writer.put(indexed(old, 10, digest=f"v{i}"), again,
+                           embedder.embed([c.embed_text for c in again]))
+        writer.commit()
+        print(f"committed {file_id}", flush=True)
+        i += 1
+        if np.random.default_rng(i).random() < 0.01:
+            sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""The on-disk index: crash safety, readers during commits, incrementality, model change."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import indexed, make_chunks
+from plaud_index.embedder import HashEmbedder
+from plaud_index.errors import IndexCorruptError, IndexSchemaError
+from plaud_index.snapshot import ModelInfo
+from plaud_index.store import MANIFEST, STAGED, manifest_key, open_snapshot
+from plaud_index.writer import MAX_SEGMENTS, IndexWriter, open_writer
+
+EMBEDDER = HashEmbedder()
+MODEL = ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash, EMBEDDER.dim)
+OTHER_MODEL = ModelInfo("other/model", "0" * 64, EMBEDDER.dim)
+
+
+def put(writer: IndexWriter, file_id: str, n: int = 3, words: str = "budget plan",
+        digest: str = "h1") -> None:
+    chunks = make_chunks(file_id, n, words)
+    writer.put(indexed(file_id, n, digest=digest), chunks,
+               EMBEDDER.embed([c.embed_text for c in chunks]))
+
+
+def segment_files(directory: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in directory.iterdir() if p.name.startswith("seg-")}
+
+
+def test_no_index_opens_as_none(tmp_path: Path) -> None:
+    assert open_snapshot(tmp_path / "missing") is None
+    assert manifest_key(tmp_path / "missing") is None
+
+
+def test_commit_then_read_back(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a")
+    put(writer, "b", 2)
+    assert writer.commit()
+    snap = open_snapshot(tmp_path)
+    assert snap is not None
+    assert sorted(snap.by_id) == ["a", "b"] and snap.live_chunks == 5
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    assert manifest["schema"] == 1 and manifest["model"]["id"] == MODEL.model_id
+    assert manifest["model"]["dim"] == MODEL.dim and manifest["model"]["dtype"] == "float32"
+    assert manifest["counts"] == {"recordings": 2, "chunks": 5}
+    assert manifest["created_at"] and manifest["updated_at"]
+    row = snap.chunks.index(next(c for c in snap.chunks if c.file_id == "a"))
+    np.testing.assert_allclose(np.linalg.norm(snap.vector_of(row)), 1.0, rtol=1e-5)
+
+
+def test_nothing_pending_commits_nothing(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    assert not writer.commit()
+    assert not (tmp_path / MANIFEST).exists()
+
+
+def test_adding_k_chunks_writes_only_a_new_segment(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    for i in range(5):
+        put(writer, f"big{i}", 50)
+        writer.commit()
+    before = segment_files(tmp_path)
+    manifest_size = (tmp_path / MANIFEST).stat().st_size
+    put(writer, "small", 2)
+    writer.commit()
+    after = segment_files(tmp_path)
+    assert {k: v for k, v in after.items() if k in before} == before  # untouched
+    new = sorted(set(after) - set(before))
+    assert len(new) == 3  # .vec.npy, .kw.npz, .meta.json
+    vec = next(n for n in new if n.endswith(".vec.npy"))
+    assert np.load(tmp_path / vec).shape == (2, MODEL.dim)
+    assert (tmp_path / MANIFEST).stat().st_size < manifest_size + 200
+
+
+def test_replacing_a_recording_tombstones_its_old_rows(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a", 3)
+    put(writer, "b", 3)
+    writer.commit()
+    put(writer, "a", 1, words="revised", digest="h2")
+    writer.commit()
+    snap = open_snapshot(tmp_path)
+    assert snap is not None
+    live_a = [c for i, c in enumerate(snap.chunks) if snap.live[i] and c.file_id == "a"]
+    assert [c.text for c in live_a] == ["revised a part 0"]
+    assert snap.recordings[snap.by_id["a"]].content_hash == "h2"
+    assert snap.live_chunks == 4
+
+
+def test_delete_removes_a_recording(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a")
+    put(writer, "b")
+    writer.commit()
+    writer.delete("a")
+    writer.commit()
+    snap = open_snapshot(tmp_path)
+    assert snap is not None and list(snap.by_id) == ["b"]
+    assert all(c.file_id == "b" for i, c in enumerate(snap.chunks) if snap.live[i])
+
+
+def test_deleted_then_re_added_recording_is_live(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a")
+    writer.commit()
+    writer.delete("a")
+    writer.commit()
+    put(writer, "a", 2)
+    writer.commit()
+    snap = open_snapshot(tmp_path)
+    assert snap is not None and snap.live_chunks == 2 and "a" in snap.by_id
+
+
+def test_compaction_bounds_segments_and_keeps_data(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    for i in range(MAX_SEGMENTS * 2 + 3):
+        put(writer, f"r{i}", 2)
+        writer.commit()
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    assert len(manifest["segments"]) <= MAX_SEGMENTS
+    snap = open_snapshot(tmp_path)
+    assert snap is not None and len(snap.recordings) == MAX_SEGMENTS * 2 + 3
+    assert snap.live_chunks == 2 * len(snap.recordings)
+    names = {s["name"] for s in manifest["segments"]}
+    on_disk = {p.name.split(".")[0] for p in tmp_path.iterdir() if p.name.startswith("seg-")}
+    assert on_disk == names  # superseded segments were removed
+
+
+def test_many_replacements_trigger_compaction_that_drops_tombstones(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a", 10)
+    writer.commit()
+    for v in range(3):
+        put(writer, "a", 10, words=f"v{v}", digest=f"h{v}")
+        writer.commit()
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    assert manifest["dead"] == {}  # compaction ran
+    snap = open_snapshot(tmp_path)
+    assert snap is not None and len(snap.chunks) == 10 and snap.live_chunks == 10
+
+
+def test_known_vector_reuses_committed_embeddings(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a", 2)
+    writer.commit()
+    chunk = make_chunks("a", 2)[1]
+    np.testing.assert_allclose(writer.known_vector(chunk.chunk_id),
+                               EMBEDDER.embed([chunk.embed_text])[0], rtol=1e-6)
+    assert writer.known_vector("nope") is None
+
+
+def test_newer_schema_is_a_clear_error(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a")
+    writer.commit()
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    (tmp_path / MANIFEST).write_text(json.dumps({**manifest, "schema": 99}))
+    with pytest.raises(IndexSchemaError, match="newer plaud-index-mcp"):
+        open_snapshot(tmp_path)
+
+
+def test_garbage_manifest_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / MANIFEST).write_text("{torn")
+    with pytest.raises(IndexCorruptError, match="Delete"):
+        open_snapshot(tmp_path)
+
+
+def test_model_change_rebuilds_beside_the_live_index(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "a")
+    put(writer, "b")
+    writer.commit()
+    rebuild = open_writer(tmp_path, OTHER_MODEL)
+    assert rebuild.rebuilding and rebuild.recordings() == {}
+    put(rebuild, "a")
+    rebuild.commit()
+    live = open_snapshot(tmp_path)
+    assert live is not None and live.model == MODEL and len(live.recordings) == 2
+    # a restart resumes the staged re-index instead of starting over
+    resumed = open_writer(tmp_path, OTHER_MODEL)
+    assert resumed.rebuilding and list(resumed.recordings()) == ["a"]
+    put(resumed, "b")
+    resumed.commit()
+    resumed.promote()
+    live = open_snapshot(tmp_path)
+    assert live is not None and live.model == OTHER_MODEL and len(live.recordings) == 2
+    assert not (tmp_path / STAGED).exists()
+    names = {s["name"] for s in live.manifest["segments"]}
+    assert {p.name.split(".")[0] for p in tmp_path.glob("seg-*")} == names
+
+
+def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    put(writer, "seed", 5)
+    writer.commit()
+    errors: list[BaseException] = []
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                snap = open_snapshot(tmp_path)
+                assert snap is not None
+                assert snap.manifest["counts"]["chunks"] == snap.live_chunks
+                assert snap.live_chunks == 5 * len(snap.recordings)
+                query = EMBEDDER.embed(["budget"])[0]
+                assert len(snap.cosine(query)) == len(snap.chunks)
+                seen.append(snap.generation)
+            except BaseException as exc:  # noqa: BLE001 - collected for the assert below
+                errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    for t in readers:
+        t.start()
+    for i in range(40):
+        put(writer, f"r{i}", 5)
+        if i % 5 == 0:
+            put(writer, "seed", 5, words=f"again{i}", digest=f"x{i}")
+        writer.commit()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert not errors, errors[:3]
+    assert len(set(seen)) > 5  # readers really did observe many generations
+
+
+def test_kill_9_at_random_points_never_loses_a_committed_recording(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parent), str(Path(__file__).parent.parent)])}
+    rng = random.Random(1234)
+    committed: set[str] = set()
+    next_id = 0
+    for _ in range(12):
+        child = subprocess.Popen(
+            [sys.executable, str(Path(__file__).parent / "crash_writer.py"), str(directory),
+             str(next_id)], stdout=subprocess.PIPE, text=True, env=env)
+        time.sleep(0.3 + rng.random() * 1.2)  # startup ~0.3 s, then commits
+        child.kill()
+        out, _ = child.communicate()
+        reported = [line.split()[1] for line in out.splitlines() if line.startswith("committed")]
+        committed.update(reported)
+        snap = open_snapshot(directory)  # must open, whatever instant the kill hit
+        if snap is None:
+            assert not committed
+            continue
+        assert committed <= set(snap.by_id), sorted(committed - set(snap.by_id))[:5]
+        assert snap.live_chunks == sum(r.chunk_count for r in snap.recordings)
+        next_id = max(int(f[3:]) for f in snap.by_id) + 1
+    assert len(committed) > 20
