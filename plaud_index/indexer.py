@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -73,12 +73,16 @@ class _Counts:
 class Indexer:
     def __init__(self, source: RecordingSource, embedder: Embedder, index_dir: Path, *,
                  chunker: Chunker | None = None, commit_every: int = COMMIT_EVERY,
+                 revalidate: Collection[str] = (),
                  clock: Callable[[], float] = time.time) -> None:
         self.source = source
         self.embedder = embedder
         self.index_dir = index_dir
         self.chunker = chunker or Chunker(embedder.count_tokens)
         self.commit_every = commit_every
+        # Ids to re-fetch even though the list shows no sign of change (the list has
+        # no change markers, API.md §3.1); content hashes then decide what changed.
+        self.revalidate = set(revalidate)
         self.clock = clock
 
     @property
@@ -99,7 +103,8 @@ class Indexer:
         writer = open_writer(self.index_dir, self.model, self.clock)
         listing = _dedup(self.source.list_files())
         known = writer.recordings()
-        todo = [fid for fid, row in listing.items() if _needs_detail(row, known.get(fid))]
+        todo = [fid for fid, row in listing.items()
+                if fid in self.revalidate or _needs_detail(row, known.get(fid))]
         counts, errors = _Counts(), []
         for start in range(0, len(todo), self.commit_every):
             group = todo[start:start + self.commit_every]

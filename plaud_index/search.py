@@ -173,8 +173,6 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> tupl
     """A ~``width``-character excerpt centred on the densest run of query terms.
 
     Returns the snippet (whitespace collapsed) and the offset of its centre in ``text``."""
-    if len(text) <= width:
-        return " ".join(text.split()), len(text) // 2
     hits = [m.start() for m in _WORD.finditer(text) if set(tokenize(m.group())) & terms]
     reach = width * 2 // 3
     if hits:
@@ -182,7 +180,9 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> tupl
         run = [h for h in hits[best:] if h - hits[best] <= reach]
         centre = (run[0] + run[-1]) // 2
     else:
-        centre = width // 2
+        centre = min(width, len(text)) // 2
+    if len(text) <= width:
+        return " ".join(text.split()), centre
     start = max(0, min(centre - width // 2, len(text) - width))
     end = min(len(text), start + width)
     if start:  # do not cut a word in half

@@ -40,7 +40,7 @@ class FakeSource:
     def list_files(self) -> list[dict[str, Any]]:
         if self.listing_override is not None:
             return self.listing_override
-        return [{k: d[k] for k in ("id", "name", "created_at", "start_at", "duration")}
+        return [{k: d.get(k) for k in ("id", "name", "created_at", "start_at", "duration")}
                 for d in self.details.values()]
 
     def get_file(self, file_id: str) -> dict[str, Any]:

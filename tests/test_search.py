@@ -1,0 +1,175 @@
+"""search: validation, filters before ranking, per-recording collapse, snippets, scores."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import detail
+from plaud_index.chunker import Chunker
+from plaud_index.documents import normalize_recording
+from plaud_index.embedder import HashEmbedder
+from plaud_index.errors import InvalidQueryError
+from plaud_index.indexer import content_hash, indexed_record
+from plaud_index.keywords import query_terms, tokenize
+from plaud_index.search import make_request, make_snippet, search
+from plaud_index.snapshot import ModelInfo, Snapshot
+from plaud_index.store import open_snapshot
+from plaud_index.writer import open_writer
+
+EMBEDDER = HashEmbedder()
+
+
+def seg(start: int, text: str, speaker: str) -> dict[str, object]:
+    return {"start_time": start, "end_time": start + 5000, "content": text, "speaker": speaker}
+
+
+RECORDINGS = [
+    detail("jan", name="January planning", created_at="2026-01-10T09:00:00", segments=[
+        seg(0, "We set the annual budget for marketing and engineering.", "Ann"),
+        seg(6000, "The budget for travel stays flat this year.", "Bo"),
+    ], note="## Summary\nAnnual budget agreed."),
+    detail("feb", name="February sync", created_at="2026-02-14T09:00:00", segments=[
+        seg(0, "The hiring plan needs two backend engineers.", "Cy"),
+        seg(6000, "We also touched on the budget briefly.", "Ann"),
+    ]),
+    detail("mar", name="March review", created_at="2026-03-20T09:00:00", segments=[
+        seg(0, "Database outage postmortem: the connection pool was too large.", "Dee"),
+        seg(6000, "Action item: add a connection alert.", "Bo"),
+    ]),
+]
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    directory = tmp_path_factory.mktemp("index")
+    writer = open_writer(directory, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
+                                              EMBEDDER.dim))
+    chunker = Chunker(EMBEDDER.count_tokens)
+    for raw in RECORDINGS:
+        rec = normalize_recording(raw)
+        chunks = chunker.chunk(rec)
+        writer.put(indexed_record(rec, content_hash(rec), len(chunks)), chunks,
+                   EMBEDDER.embed([c.embed_text for c in chunks]))
+        writer.commit()  # one segment per recording: search must span segments
+    snap = open_snapshot(directory)
+    assert snap is not None
+    return snap
+
+
+def run(snapshot: Snapshot, query: str, **kw: object) -> list[str]:
+    request = make_request(query, **kw)  # type: ignore[arg-type]
+    return [h.file_id for h in search(snapshot, request, EMBEDDER.embed([query])[0])]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"query": ""}, {"query": "   "}, {"query": "x" * 1001},
+    {"query": "q", "limit": 0}, {"query": "q", "limit": 26}, {"query": "q", "limit": "5"},
+    {"query": "q", "limit": True},
+    {"query": "q", "date_from": "2026-13-01"}, {"query": "q", "date_to": "March"},
+    {"query": "q", "date_from": "2026-03-02", "date_to": "2026-03-01"},
+    {"query": "q", "source": "audio"}, {"query": "q", "mode": "magic"},
+])
+def test_bad_arguments_raise_a_clear_error(kwargs: dict[str, object]) -> None:
+    with pytest.raises(InvalidQueryError):
+        make_request(**kwargs)  # type: ignore[arg-type]
+
+
+def test_request_defaults() -> None:
+    request = make_request(" budget ")
+    assert (request.query, request.limit, request.source, request.mode) == \
+        ("budget", 8, "any", "hybrid")
+
+
+def test_one_result_per_recording_best_first(snapshot: Snapshot) -> None:
+    ids = run(snapshot, "budget")
+    assert ids[0] == "jan" and len(ids) == len(set(ids))
+
+
+def test_each_mode_finds_the_obvious_recording(snapshot: Snapshot) -> None:
+    for mode in ("hybrid", "vector", "keyword"):
+        assert run(snapshot, "database outage connection pool", mode=mode)[0] == "mar"
+
+
+def test_date_filter_applies_before_ranking(snapshot: Snapshot) -> None:
+    # feb is a weak budget match, but the only one in February: it must be returned.
+    assert run(snapshot, "budget", date_from="2026-02-01", date_to="2026-02-28") == ["feb"]
+    assert run(snapshot, "budget", date_to=date(2026, 1, 10)) == ["jan"]
+    assert run(snapshot, "budget", date_from="2026-04-01") == []
+
+
+def test_speaker_filter(snapshot: Snapshot) -> None:
+    assert run(snapshot, "budget", speaker="cy") == ["feb"]
+    assert run(snapshot, "budget", speaker="nobody") == []
+
+
+def test_source_filter(snapshot: Snapshot) -> None:
+    assert run(snapshot, "annual budget agreed", source="notes") == ["jan"]
+    hits = search(snapshot, make_request("budget", source="transcript"),
+                  EMBEDDER.embed(["budget"])[0])
+    assert all(m.source == "transcript" for h in hits for m in h.moments)
+
+
+def test_limit_caps_recordings(snapshot: Snapshot) -> None:
+    assert len(run(snapshot, "the", limit=1, mode="vector")) == 1
+
+
+def test_hits_carry_moments_with_times_speakers_and_scores(snapshot: Snapshot) -> None:
+    hit = search(snapshot, make_request("connection alert", source="transcript"),
+                 EMBEDDER.embed(["connection alert"])[0])[0]
+    assert hit.file_id == "mar" and hit.title == "March review"
+    assert hit.created_at.startswith("2026-03-20")
+    assert 0 < hit.score <= 1
+    moment = hit.moments[0]
+    assert moment.start_ms == 6000 and moment.speaker == "Bo"  # the matching utterance
+    assert "connection alert" in moment.snippet
+
+
+def test_scores_are_in_range_and_sorted(snapshot: Snapshot) -> None:
+    for mode in ("hybrid", "vector", "keyword"):
+        hits = search(snapshot, make_request("budget engineers", mode=mode),
+                      EMBEDDER.embed(["budget engineers"])[0])
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0 <= s <= 1 for s in scores)
+
+
+def test_hybrid_without_a_query_vector_falls_back_to_keywords(snapshot: Snapshot) -> None:
+    hits = search(snapshot, make_request("outage"), None)
+    assert [h.file_id for h in hits] == ["mar"]
+
+
+def test_snippet_is_centred_on_the_match() -> None:
+    text = " ".join(["filler"] * 200) + " the quarterly budget decision " + \
+        " ".join(["padding"] * 200)
+    snippet, centre = make_snippet(text, set(query_terms("budget decision")))
+    assert "budget decision" in snippet
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert len(snippet) <= 245
+    assert abs(centre - text.index("budget")) < 40
+
+
+def test_short_text_snippet_is_the_text() -> None:
+    assert make_snippet("Short  text.", {"short"})[0] == "Short text."
+
+
+def test_tokenize_stems_and_drops_stopwords() -> None:
+    assert tokenize("The budgets were discussed and planning continues") == \
+        ["budget", "discuss", "plann", "continue"]
+    assert query_terms("What did we discuss about the budget?") == ["budget"]
+    assert query_terms("discussion") == ["discussion"]  # never an empty query
+
+
+def test_cosine_spans_all_segments(snapshot: Snapshot) -> None:
+    scores = snapshot.cosine(EMBEDDER.embed(["budget"])[0])
+    assert scores.shape == (len(snapshot.chunks),) and np.all(np.abs(scores) <= 1.0001)
+
+
+def test_empty_index_searches_to_nothing(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
+                                             EMBEDDER.dim))
+    writer.delete("nothing")
+    assert open_snapshot(tmp_path) is None
