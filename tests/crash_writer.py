@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from helpers import indexed, make_chunks
+
 from plaud_index.embedder import HashEmbedder
 from plaud_index.snapshot import ModelInfo
 from plaud_index.writer import open_writer

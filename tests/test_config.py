@@ -44,9 +44,10 @@ def test_default_is_five_minutes(tmp_path: Path) -> None:
         "Effective index refresh interval: 5m (300000 ms) [source=default]"
 
 
-@pytest.mark.parametrize(("value", "expected"), [("1s", MIN_INTERVAL_MS), ("29999", MIN_INTERVAL_MS),
-                                                 ("7h", MAX_INTERVAL_MS), ("30s", 30_000),
-                                                 ("6h", MAX_INTERVAL_MS)])
+@pytest.mark.parametrize(("value", "expected"), [
+    ("1s", MIN_INTERVAL_MS), ("29999", MIN_INTERVAL_MS), ("7h", MAX_INTERVAL_MS),
+    ("30s", 30_000), ("6h", MAX_INTERVAL_MS),
+])
 def test_interval_is_clamped_to_30s_6h(value: str, expected: int, tmp_path: Path) -> None:
     config = build_config({"PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_INDEX_INTERVAL": value},
                           None)

@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 
 import pytest
+from helpers import detail
 
 from plaud_index.documents import (
     normalize_recording,
@@ -16,8 +17,6 @@ from plaud_index.documents import (
     split_markdown_sections,
 )
 from plaud_index.errors import MalformedRecordingError
-
-from helpers import detail
 
 UTC = timezone.utc
 

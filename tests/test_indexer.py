@@ -7,8 +7,8 @@ import logging
 from pathlib import Path
 
 import pytest
-
 from helpers import FakeSource, detail
+
 from plaud_index.config import Config
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError, SourceError

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import detail
+
 from plaud_index.chunker import Chunker
 from plaud_index.documents import normalize_recording
 from plaud_index.embedder import HashEmbedder

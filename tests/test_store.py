@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import indexed, make_chunks
+
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
 from plaud_index.snapshot import ModelInfo

@@ -1,0 +1,123 @@
+"""The CLI as a user runs it: real subprocesses, the real model, the bundled sample."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plaud_index.lock import IndexerLock
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, env: dict[str, str] | None = None,
+        check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "plaud_index", *args], capture_output=True,
+                            text=True, env={**os.environ, **(env or {})}, cwd=REPO, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def mock_env() -> dict[str, str]:
+    return {"PLAUD_CLIENT": "mock"}
+
+
+def test_indexer_once_then_search_json_with_the_real_model(mock_env: dict[str, str]) -> None:
+    run = cli("indexer", "--once", env=mock_env)
+    assert "Effective index refresh interval: 5m (300000 ms) [source=default]" in run.stderr
+    result = json.loads(cli("search", "what did we decide about the Q3 budget?", "--json",
+                            env=mock_env).stdout)
+    top = result["results"][0]
+    assert top["title"] == "Q3 budget review"
+    assert set(top) >= {"file_id", "title", "created_at", "score", "snippet", "moments"}
+    transcript = [m for m in top["moments"] if m["source"] == "transcript"]
+    assert transcript and all(m["start"].count(":") == 2 for m in transcript)
+    assert all(m["start"] == "" and m["start_ms"] is None for m in top["moments"]
+               if m["source"] == "notes")
+    assert result["index"]["recordings"] == 12
+
+
+def test_search_filters_from_the_command_line(mock_env: dict[str, str]) -> None:
+    cli("indexer", "--once", env=mock_env)
+    result = json.loads(cli("search", "budget", "--from", "2026-09-01", "--to", "2026-09-30",
+                            "--json", env=mock_env).stdout)
+    assert result["results"]
+    assert all(r["created_at"].startswith("2026-09") for r in result["results"])
+    text = cli("search", "postmortem outage", "--limit", "1", env=mock_env).stdout
+    assert "Postmortem: checkout database outage" in text and "get_transcript" in text
+
+
+def test_search_on_an_empty_index_runs_the_fallback_cycle(mock_env: dict[str, str]) -> None:
+    result = json.loads(cli("search", "kitchen countertops", "--json", env=mock_env).stdout)
+    assert result["results"][0]["title"] == "Kitchen renovation with contractor"
+
+
+def test_search_without_index_or_source_refuses_clearly() -> None:
+    run = cli("search", "budget", check=False)
+    assert run.returncode == 1
+    assert "Plaud index not available" in run.stderr and run.stdout == ""
+
+
+def test_bad_search_arguments_exit_2_with_a_message(mock_env: dict[str, str]) -> None:
+    run = cli("search", "budget", "--limit", "99", env=mock_env, check=False)
+    assert run.returncode == 2 and "limit must be an integer from 1 to 25" in run.stderr
+
+
+def test_status_json_reports_the_index(mock_env: dict[str, str]) -> None:
+    cli("indexer", "--once", env=mock_env)
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["recordings"] == 12 and status["chunks"] > 12
+    assert status["model"]["dim"] == 384 and status["last_error"] is None
+    assert status["lock_holder"] is None and status["last_success"]
+    assert "Recordings:   12" in cli("status").stdout
+
+
+def test_second_concurrent_cycle_skips_and_exits_0(mock_env: dict[str, str],
+                                                   index_home: Path) -> None:
+    holder = IndexerLock(index_home / "indexer.lock")
+    assert holder.try_acquire()
+    try:
+        run = cli("indexer", "--once", env={**mock_env, "PLAUD_EMBEDDER": "mock"})
+    finally:
+        holder.release()
+    assert "indexing already in progress, skipping cycle" in run.stderr
+
+
+def test_mock_corpus_in_the_eval_format(tmp_path: Path) -> None:
+    corpus = tmp_path / "files.jsonl"
+    corpus.write_text(json.dumps({
+        "id": "qm-1", "name": "Remote control design", "created_at": "2025-01-21T11:30:38Z",
+        "duration": 20, "note": "The team chose a yellow rubber case.",
+        "transcript": [{"speaker": "Project Manager", "start": 0.0, "end": 4.5,
+                        "text": "Let us pick the case material."},
+                       {"speaker": "Industrial Designer", "start": 5.0, "end": 9.0,
+                        "text": "I propose a yellow rubber case."}]}) + "\n")
+    env = {"PLAUD_CLIENT": "mock", "PLAUD_MOCK_CORPUS": str(corpus)}
+    cli("indexer", "--once", env=env)
+    hit = json.loads(cli("search", "rubber case", "--json", "--source", "transcript",
+                         env=env).stdout)["results"][0]
+    assert hit["file_id"] == "qm-1" and hit["created_at"].startswith("2025-01-21T11:30:38")
+    assert hit["moments"][0]["speaker"] == "Industrial Designer"
+    assert hit["moments"][0]["start_ms"] == 5000
+
+
+def test_demo_indexes_the_sample_and_answers(tmp_path: Path) -> None:
+    run = cli("demo", "who owns the launch checklist", env={"TMPDIR": str(tmp_path)})
+    assert "Indexed 12 recordings" in run.stdout
+    assert "Spring launch marketing plan" in run.stdout.split("===")[1].split("\n2.")[0]
+
+
+def test_console_script_entry_runs_subcommands(mock_env: dict[str, str]) -> None:
+    script = Path(sys.executable).parent / "plaud-index-mcp"
+    if not script.exists():
+        pytest.fail("the console script plaud-index-mcp is not installed (pip install -e .)")
+    run = subprocess.run([str(script), "status", "--json"], capture_output=True, text=True,
+                         env={**os.environ, **mock_env}, timeout=60)
+    assert run.returncode == 0 and json.loads(run.stdout)["recordings"] == 0
