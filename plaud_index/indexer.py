@@ -112,6 +112,7 @@ class Indexer:
             if writer.commit():
                 counts.commits += 1
             done = start + len(group)
+            self._write_progress(done, len(todo))
             rate = done / max(self.clock() - started, 1e-6)
             log.info("Indexed %d of %d recordings (%.1f/s, ETA %.0fs)", done, len(todo), rate,
                      (len(todo) - done) / rate if rate else 0)
@@ -184,16 +185,19 @@ class Indexer:
 
     def _write_state(self, started: float, *, report: SyncReport | None = None,
                      error: str | None = None) -> None:
-        path = self.index_dir.parent / SYNC_STATE
-        try:
-            state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            state = {}
-        state.update({"last_attempt": started, "last_error": error})
+        update: dict[str, Any] = {"last_attempt": started, "last_error": error,
+                                  "progress": None}
         if report is not None:
-            state.update({"last_success": self.clock(), "last_report": asdict(report)})
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_json_atomic(path, state)
+            update.update({"last_success": self.clock(), "last_report": asdict(report)})
+        self._update_state(update)
+
+    def _write_progress(self, done: int, total: int) -> None:
+        self._update_state({"progress": {"done": done, "total": total}})
+
+    def _update_state(self, update: dict[str, Any]) -> None:
+        home = self.index_dir.parent
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_json_atomic(home / SYNC_STATE, {**read_sync_state(home), **update})
 
 
 def _dedup(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -46,6 +46,7 @@ class SearchRequest:
     speaker: str | None = None
     source: str = "any"
     mode: str = "hybrid"
+    file_id: str | None = None  # restrict to one recording (plaud_get's snippets)
 
 
 def _parse_date(value: str | date | None, name: str) -> date | None:
@@ -85,6 +86,8 @@ def make_request(query: str, *, date_from: str | date | None = None,
 def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
     """Rows that may be ranked at all: live, and inside every filter."""
     mask: np.ndarray = np.array(snapshot.live, dtype=bool)
+    if request.file_id is not None:
+        mask &= snapshot.row_recording == snapshot.by_id.get(request.file_id, -2)
     if request.date_from or request.date_to:
         lo = request.date_from or date.min
         hi = request.date_to or date.max
@@ -151,6 +154,15 @@ def recording_score(scores: np.ndarray, rows: list[int]) -> float:
     """Best chunk plus a little for each further supporting chunk, scaled to [0, 1]."""
     best, support = float(scores[rows[0]]), [float(scores[r]) for r in rows[1:1 + SUPPORT_CHUNKS]]
     return (best + SUPPORT_WEIGHT * sum(support)) / (1 + SUPPORT_WEIGHT * SUPPORT_CHUNKS)
+
+
+def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Moment, ...]:
+    """Opening snippets of a recording, notes first (the summary says the most)."""
+    index = snapshot.by_id[file_id]
+    rows = [r for r in np.flatnonzero(snapshot.row_recording == index)]
+    rows.sort(key=lambda r: (snapshot.chunks[r].source != "notes", snapshot.chunks[r].start_ms
+                             or 0, r))
+    return tuple(_moment(snapshot, int(r), set()) for r in rows[:count])
 
 
 def _moment(snapshot: Snapshot, row: int, terms: set[str]) -> Moment:

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 from typing import Any
 
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
-from .errors import IndexNotReadyError, SourceError
+from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
 from .indexer import Indexer, RecordingSource, read_sync_state
 from .lock import IndexerLock, lock_holder
 from .mock_client import MockClient
 from .model_files import resolve_model
-from .models import Hit, SyncReport
-from .search import SearchRequest, format_clock, search
+from .models import Hit, Moment, SyncReport
+from .search import SearchRequest, format_clock, make_request, overview, search
 from .snapshot import Snapshot
 from .store import manifest_key, open_snapshot
 
@@ -51,6 +52,11 @@ def run_locked_cycle(config: Config, embedder: Embedder,
         return indexer.run_cycle()
 
 
+def moment_to_json(m: Moment) -> dict[str, Any]:
+    return {"start": format_clock(m.start_ms), "start_ms": m.start_ms, "end_ms": m.end_ms,
+            "speaker": m.speaker, "source": m.source, "snippet": m.snippet}
+
+
 def hit_to_json(hit: Hit) -> dict[str, Any]:
     return {
         "file_id": hit.file_id,
@@ -58,9 +64,7 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
         "created_at": hit.created_at,
         "score": hit.score,
         "snippet": hit.snippet,
-        "moments": [{"start": format_clock(m.start_ms), "start_ms": m.start_ms,
-                     "end_ms": m.end_ms, "speaker": m.speaker, "source": m.source,
-                     "snippet": m.snippet} for m in hit.moments],
+        "moments": [moment_to_json(m) for m in hit.moments],
         "fetch": FETCH_HINT,
     }
 
@@ -70,6 +74,7 @@ class SearchService:
         self.config = config
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
+        self._snapshot_lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._key: tuple[int, int, int] | None = None
 
@@ -82,11 +87,12 @@ class SearchService:
 
     def snapshot(self) -> Snapshot | None:
         """The current index; reopened only when the manifest was replaced."""
-        key = manifest_key(self.config.index_dir)
-        if key != self._key or self._snapshot is None:
-            self._snapshot = open_snapshot(self.config.index_dir) if key else None
-            self._key = key
-        return self._snapshot
+        with self._snapshot_lock:  # tool calls run on worker threads
+            key = manifest_key(self.config.index_dir)
+            if key != self._key or self._snapshot is None:
+                self._snapshot = open_snapshot(self.config.index_dir) if key else None
+                self._key = key
+            return self._snapshot
 
     def ready_snapshot(self, fallback: bool = True) -> Snapshot:
         """A populated index, building it first if it is empty and nobody else is indexing."""
@@ -107,7 +113,11 @@ class SearchService:
             if snap is not None and snap.recordings:
                 return snap
         if lock_holder(self.config.lock_path):
-            raise IndexNotReadyError("Plaud index not available yet: the indexer is building it.")
+            progress = read_sync_state(self.config.home).get("progress") or {}
+            done, total = progress.get("done"), progress.get("total")
+            count = f" ({done} of {total} recordings)" if total else ""
+            raise IndexNotReadyError(
+                f"Plaud index not available yet: the indexer is building it{count}.")
         raise IndexNotReadyError(
             "Plaud index not available. Start the indexer (python -m plaud_index indexer) "
             "after plaud-index-mcp login."
@@ -115,6 +125,30 @@ class SearchService:
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
         snap = self.ready_snapshot()
+        hits = self._rank(snap, request)
+        return {"query": request.query, "results": [hit_to_json(h) for h in hits],
+                "index": self.freshness(snap)}
+
+    def get(self, file_id: str, query: str | None = None) -> dict[str, Any]:
+        """One recording's metadata and a few snippets (on ``query`` if given)."""
+        snap = self.ready_snapshot()
+        index = snap.by_id.get(file_id.strip())
+        if index is None:
+            raise UnknownRecordingError(f"No recording with file_id {file_id!r} is in the "
+                                        "index; use plaud_search to find file ids.")
+        rec = snap.recordings[index]
+        moments = overview(snap, rec.file_id)
+        if query and query.strip():
+            request = replace(make_request(query), file_id=rec.file_id, limit=1)
+            hits = self._rank(snap, request)
+            moments = hits[0].moments if hits else moments
+        return {"file_id": rec.file_id, "title": rec.title, "created_at": rec.created_at,
+                "duration": format_clock(rec.duration_ms), "duration_ms": rec.duration_ms,
+                "speakers": list(rec.speakers), "notes": list(rec.note_titles),
+                "chunks": rec.chunk_count, "snippets": [moment_to_json(m) for m in moments],
+                "fetch": FETCH_HINT}
+
+    def _rank(self, snap: Snapshot, request: SearchRequest) -> list[Hit]:
         vector = None
         if request.mode != "keyword":
             embedder = self.embedder
@@ -123,9 +157,7 @@ class SearchService:
             else:
                 log.warning("Index model %s differs from loaded model %s: keyword-only search",
                             snap.model.model_id, embedder.model_id)
-        hits = search(snap, request, vector)
-        return {"query": request.query, "results": [hit_to_json(h) for h in hits],
-                "index": self.freshness(snap)}
+        return search(snap, request, vector)
 
     def freshness(self, snap: Snapshot | None) -> dict[str, Any]:
         state = read_sync_state(self.config.home)
