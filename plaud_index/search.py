@@ -143,7 +143,8 @@ def search(snapshot: Snapshot, request: SearchRequest,
     hits = []
     for rec_index, rows in ranked[: request.limit]:
         rec = snapshot.recordings[rec_index]
-        moments = tuple(_moment(snapshot, row, terms) for row in rows[:MOMENTS])
+        moments = tuple(_moment(snapshot, row, terms, request.speaker)
+                        for row in rows[:MOMENTS])
         hits.append(Hit(file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
                         score=round(recording_score(scores, rows), 4),
                         snippet=moments[0].snippet, moments=moments))
@@ -165,32 +166,51 @@ def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Mo
     return tuple(_moment(snapshot, int(r), set()) for r in rows[:count])
 
 
-def _moment(snapshot: Snapshot, row: int, terms: set[str]) -> Moment:
+def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None) -> Moment:
     chunk = snapshot.chunks[row]
-    snippet, centre = make_snippet(chunk.text, terms)
+    focus = _speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
+    snippet, centre = make_snippet(chunk.text, terms, focus=focus)
     line = chunk.text.count("\n", 0, centre)
     start_ms = chunk.start_ms
-    speaker = ", ".join(chunk.speakers)
+    who = ", ".join(chunk.speakers)
     if line < len(chunk.line_ms):  # the utterance the match sits in
         start_ms = chunk.line_ms[line] if chunk.line_ms[line] is not None else start_ms
-        speaker = chunk.line_speakers[line] or speaker
-    return Moment(start_ms=start_ms, end_ms=chunk.end_ms, speaker=speaker,
-                  source=chunk.source, snippet=snippet)
+        who = chunk.line_speakers[line] or who
+    return Moment(start_ms=start_ms, end_ms=chunk.end_ms, speaker=who, source=chunk.source,
+                  snippet=snippet)
+
+
+def _speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tuple[int, int]]:
+    """Character ranges of the lines spoken by ``wanted`` (the speaker filter)."""
+    ranges, offset = [], 0
+    for line, who in zip(text.split("\n"), speakers, strict=False):
+        if wanted.casefold() in who.casefold():
+            ranges.append((offset, offset + len(line)))
+        offset += len(line) + 1
+    return ranges
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 
 
-def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> tuple[str, int]:
+def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
+                 focus: list[tuple[int, int]] | None = None) -> tuple[str, int]:
     """A ~``width``-character excerpt centred on the densest run of query terms.
 
+    ``focus`` limits the centre to some character ranges (a speaker's lines).
     Returns the snippet (whitespace collapsed) and the offset of its centre in ``text``."""
-    hits = [m.start() for m in _WORD.finditer(text) if set(tokenize(m.group())) & terms]
+    def allowed(pos: int) -> bool:
+        return focus is None or any(lo <= pos < hi for lo, hi in focus)
+
+    hits = [m.start() for m in _WORD.finditer(text)
+            if allowed(m.start()) and set(tokenize(m.group())) & terms]
     reach = width * 2 // 3
     if hits:
         best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))
         run = [h for h in hits[best:] if h - hits[best] <= reach]
         centre = (run[0] + run[-1]) // 2
+    elif focus:
+        centre = min(focus[0][0] + width // 2, (focus[0][0] + focus[0][1]) // 2)
     else:
         centre = min(width, len(text)) // 2
     if len(text) <= width:

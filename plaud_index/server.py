@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel  # the SDK's own schema layer (a dependency of mcp)
+from pydantic import BaseModel, Field  # the SDK's own schema layer (a dependency of mcp)
 
 from . import __version__
 from .config import load_config
@@ -130,9 +130,20 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                                        instructions=INSTRUCTIONS)
 
     @server.tool(name="plaud_search", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
-    def plaud_search(query: str, date_from: str | None = None, date_to: str | None = None,
-                     limit: int = DEFAULT_LIMIT, speaker: str | None = None,
-                     source: str = "any") -> Annotated[CallToolResult, SearchOut]:
+    def plaud_search(
+        query: Annotated[str, Field(description="What to look for, in natural language or "
+                                                "keywords (at most 1000 characters).")],
+        date_from: Annotated[str | None, Field(description="Only recordings created on or "
+                                                           "after this day, YYYY-MM-DD.")] = None,
+        date_to: Annotated[str | None, Field(description="Only recordings created on or "
+                                                         "before this day, YYYY-MM-DD.")] = None,
+        limit: Annotated[int, Field(description=f"How many recordings to return, 1 to "
+                                                f"{MAX_LIMIT}.")] = DEFAULT_LIMIT,
+        speaker: Annotated[str | None, Field(description="Only passages spoken by a speaker "
+                                                         "whose name contains this text.")] = None,
+        source: Annotated[str, Field(description='"any", "transcript" (what was said) or '
+                                                 '"notes" (Plaud\'s AI notes).')] = "any",
+    ) -> Annotated[CallToolResult, SearchOut]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
                         limit=limit, speaker=speaker, source=source)
         result = _call(service.search, request)
@@ -140,7 +151,11 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                               structured_content=result)
 
     @server.tool(name="plaud_get", description=GET_DESCRIPTION, annotations=READ_ONLY)
-    def plaud_get(file_id: str, query: str | None = None) -> Annotated[CallToolResult, GetOut]:
+    def plaud_get(
+        file_id: Annotated[str, Field(description="A file_id returned by plaud_search.")],
+        query: Annotated[str | None, Field(description="Optional topic: choose snippets about "
+                                                       "it inside this recording.")] = None,
+    ) -> Annotated[CallToolResult, GetOut]:
         if not file_id or not file_id.strip():
             raise ToolError("file_id is empty: pass a file_id from plaud_search")
         result = _call(service.get, file_id, query)
