@@ -3,8 +3,9 @@
 Scores, all in [0, 1], higher is better, comparable only within one query:
 - a chunk's score, by mode: ``vector`` the cosine similarity of query and chunk
   (clipped at 0); ``keyword`` its BM25 divided by the best BM25 among the
-  filtered rows; ``hybrid`` (default) ``VECTOR_WEIGHT * cosine + (1 -
-  VECTOR_WEIGHT) * keyword``.
+  filtered rows; ``hybrid`` (default) ``VECTOR_WEIGHT * semantic + (1 -
+  VECTOR_WEIGHT) * keyword``, where ``semantic`` is the cosine rescaled so the
+  query's best passage is 1 and its 300th best is 0.
 - a recording's score: its best chunk plus ``SUPPORT_WEIGHT`` times each of its
   next ``SUPPORT_CHUNKS`` best chunks (a meeting that keeps returning to the
   topic beats one passing mention), divided by the largest possible total.
@@ -29,7 +30,7 @@ MAX_LIMIT = 25
 MAX_QUERY_CHARS = 1000
 MODES = ("hybrid", "vector", "keyword")
 SOURCES = ("any", "transcript", "notes")
-VECTOR_WEIGHT = 0.3
+VECTOR_WEIGHT = 0.2
 SUPPORT_WEIGHT = 0.2
 SUPPORT_CHUNKS = 4
 CANDIDATES = 300  # chunks considered before collapsing to recordings
@@ -119,8 +120,26 @@ def chunk_scores(snapshot: Snapshot, request: SearchRequest, query_vector: np.nd
     elif request.mode == "keyword" or query_vector is None:
         fused = keyword
     else:
-        fused = VECTOR_WEIGHT * dense + (1 - VECTOR_WEIGHT) * keyword
+        fused = VECTOR_WEIGHT * rescale_top(dense, mask) + (1 - VECTOR_WEIGHT) * keyword
     return np.where(mask, fused, -1.0).astype(np.float32)
+
+
+def rescale_top(values: np.ndarray, mask: np.ndarray, top: int = CANDIDATES) -> np.ndarray:
+    """Map the ``top`` best masked values onto [0, 1] (everything below them to 0).
+
+    Cosine similarities of one query sit in a narrow band (say 0.15-0.55), so raw
+    cosine barely moves a fused score; spreading the candidates' band lets the
+    semantic signal reorder them."""
+    candidates = values[mask]
+    if candidates.size == 0:
+        return values
+    k = min(top, candidates.size)
+    lo = float(np.partition(candidates, candidates.size - k)[candidates.size - k])
+    hi = float(candidates.max())
+    if hi <= lo:
+        return np.zeros_like(values)
+    scaled: np.ndarray = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+    return scaled
 
 
 def search(snapshot: Snapshot, request: SearchRequest,

@@ -168,8 +168,9 @@ def test_cosine_spans_all_segments(snapshot: Snapshot) -> None:
     assert scores.shape == (len(snapshot.chunks),) and np.all(np.abs(scores) <= 1.0001)
 
 
-def test_empty_index_searches_to_nothing(tmp_path: Path) -> None:
+def test_deleting_an_unknown_recording_commits_nothing(tmp_path: Path) -> None:
     writer = open_writer(tmp_path, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
                                              EMBEDDER.dim))
     writer.delete("nothing")
+    assert not writer.commit()
     assert open_snapshot(tmp_path) is None
