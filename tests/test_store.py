@@ -248,10 +248,13 @@ def test_kill_9_at_random_points_never_loses_a_committed_recording(tmp_path: Pat
         child = subprocess.Popen(
             [sys.executable, str(Path(__file__).parent / "crash_writer.py"), str(directory),
              str(next_id)], stdout=subprocess.PIPE, text=True, env=env)
-        time.sleep(0.3 + rng.random() * 1.2)  # startup ~0.3 s, then commits
+        assert child.stdout is not None
+        first = child.stdout.readline()  # wait until it is committing, however slow the box
+        time.sleep(rng.random() * 0.4)  # then kill at a random instant of its commit loop
         child.kill()
         out, _ = child.communicate()
-        reported = [line.split()[1] for line in out.splitlines() if line.startswith("committed")]
+        reported = [line.split()[1] for line in (first + out).splitlines()
+                    if line.startswith("committed")]
         committed.update(reported)
         snap = open_snapshot(directory)  # must open, whatever instant the kill hit
         if snap is None:
@@ -260,4 +263,4 @@ def test_kill_9_at_random_points_never_loses_a_committed_recording(tmp_path: Pat
         assert committed <= set(snap.by_id), sorted(committed - set(snap.by_id))[:5]
         assert snap.live_chunks == sum(r.chunk_count for r in snap.recordings)
         next_id = max(int(f[3:]) for f in snap.by_id) + 1
-    assert len(committed) > 20
+    assert len(committed) >= 12
