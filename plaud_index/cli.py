@@ -5,22 +5,34 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import tempfile
 import threading
 import time
+import webbrowser
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .auth import TokenManager, login
 from .config import Config, interval_banner, load_config
 from .errors import IndexBusyError, PlaudIndexError
+from .plaud_api import PlaudClient
+from .plaud_settings import plaud_settings
 from .redact import RedactingFilter, redact
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
-from .service import SearchService, make_embedder, render_results, run_locked_cycle
+from .service import (
+    SearchService,
+    make_embedder,
+    render_results,
+    run_locked_cycle,
+    token_store,
+)
+from .transport import Transport
 
 log = logging.getLogger("plaud_index")
 
@@ -121,6 +133,39 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _plaud_client(config: Config) -> PlaudClient:
+    settings = plaud_settings(os.environ)
+    transport = Transport()
+    manager = TokenManager(token_store(config), settings, transport,
+                           config.home / "refresh.lock")
+    return PlaudClient(settings, manager, transport)
+
+
+def cmd_login(args: argparse.Namespace, config: Config) -> int:
+    settings = plaud_settings(os.environ)
+    store = token_store(config)
+    login(settings, store, Transport(), open_browser=None if args.no_browser else
+          webbrowser.open)
+    user = _plaud_client(config).current_user()
+    who = user.get("nickname") or user.get("email") or user.get("id")
+    print(f"Signed in to Plaud as {who} ({user.get('email', 'no email')}).")
+    return 0
+
+
+def cmd_logout(args: argparse.Namespace, config: Config) -> int:
+    store = token_store(config)
+    if store.load() is None:
+        print("Not signed in.")
+        return 0
+    try:
+        _plaud_client(config).revoke()
+    except PlaudIndexError as exc:  # best effort: the local sign-in goes either way
+        log.warning("Could not revoke the Plaud sign-in remotely: %s", exc)
+    store.delete()
+    print("Signed out of Plaud; local tokens deleted.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plaud-index-mcp", description=(
         "Private, local semantic search over your Plaud recordings. Without a subcommand, "
@@ -147,6 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("indexer", help="keep the index fresh (foreground daemon)")
     p.add_argument("--once", action="store_true", help="one cycle, then exit")
     p.set_defaults(func=cmd_indexer)
+
+    p = sub.add_parser("login", help="sign in to Plaud in the browser (OAuth PKCE)")
+    p.add_argument("--no-browser", action="store_true",
+                   help="only print the sign-in URL (e.g. over ssh -L 8199:localhost:8199)")
+    p.set_defaults(func=cmd_login)
+
+    p = sub.add_parser("logout", help="revoke (best effort) and delete the Plaud sign-in")
+    p.set_defaults(func=cmd_logout)
 
     p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
     p.add_argument("queries", nargs="*")

@@ -56,3 +56,24 @@ class UnknownRecordingError(PlaudIndexError):
 
 class SourceError(PlaudIndexError):
     """The recording source (Plaud or the mock corpus) failed."""
+
+
+class PlaudAuthError(SourceError):
+    """Signed out, or the sign-in expired or was revoked: the user must log in again."""
+
+
+class PlaudTransientError(SourceError):
+    """Network trouble, rate limits or Plaud 5xx that outlasted the retries: try later."""
+
+
+class PlaudUpstreamError(SourceError):
+    """Plaud answered with something that is not what the API promises (HTML, bad JSON,
+    a wrong shape, a redirect): never read as "no recordings"."""
+
+
+class LoginError(PlaudIndexError):
+    """The browser sign-in did not complete."""
+
+
+class TokenStoreError(PlaudIndexError):
+    """Tokens cannot be read or written (a locked keychain, a broken file)."""

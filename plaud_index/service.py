@@ -7,10 +7,14 @@ the current index snapshot (reopened only when the manifest changes).
 from __future__ import annotations
 
 import logging
+import os
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from .auth import TokenManager
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
@@ -19,9 +23,13 @@ from .lock import IndexerLock, lock_holder
 from .mock_client import MockClient
 from .model_files import resolve_model
 from .models import Hit, Moment, SyncReport
+from .plaud_api import PlaudClient
+from .plaud_settings import plaud_settings
 from .search import SearchRequest, format_clock, make_request, overview, search
 from .snapshot import Snapshot
 from .store import manifest_key, open_snapshot
+from .tokens import TokenStore, default_store, migrate_legacy
+from .transport import Transport
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +43,24 @@ def make_embedder(config: Config) -> Embedder:
     return OnnxEmbedder(resolve_model(config), threads=config.embed_threads)
 
 
-def make_source(config: Config) -> RecordingSource:
+def make_source(config: Config, env: Mapping[str, str] | None = None) -> RecordingSource:
+    """The mock corpus with ``PLAUD_CLIENT=mock``; otherwise the signed-in Plaud account."""
     if config.client == "mock":
         return MockClient(config.mock_corpus)
-    raise SourceError(
-        "This build has no Plaud account connection yet. Set PLAUD_CLIENT=mock to index the "
-        "bundled sample (or PLAUD_MOCK_CORPUS=<files.jsonl>)."
-    )
+    env = os.environ if env is None else env
+    store = token_store(config)
+    migrate_legacy(store, Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json")
+    if store.load() is None:
+        raise SourceError("Not signed in to Plaud: run `plaud-index-mcp login` (or set "
+                          "PLAUD_CLIENT=mock to index the bundled sample).")
+    settings = plaud_settings(env)
+    transport = Transport()
+    tokens = TokenManager(store, settings, transport, config.home / "refresh.lock")
+    return PlaudClient(settings, tokens, transport)
+
+
+def token_store(config: Config) -> TokenStore:
+    return default_store(config.home)
 
 
 def run_locked_cycle(config: Config, embedder: Embedder,

@@ -1,0 +1,231 @@
+"""Sign-in (OAuth 2.0 authorization code + PKCE S256, public client) and token refresh.
+
+Pure helpers make the verifier, challenge, state and authorize URL. ``login``
+runs a loopback ``http.server`` for the callback (no access log: the code must
+never reach stderr), exchanges the code once, stores the tokens and asks
+``users/current`` who signed in. ``TokenManager`` hands out access tokens:
+it refreshes 60 s before expiry and once after a 401, persists the rotated
+pair before anyone uses it, and serialises refreshes across processes with a
+lock file and a re-read (the indexer and the search server share one sign-in).
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import threading
+import time
+import webbrowser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+from .errors import LoginError, PlaudAuthError, PlaudTransientError
+from .plaud_settings import PlaudSettings
+from .tokens import Tokens, TokenStore
+from .transport import Transport
+
+log = logging.getLogger(__name__)
+
+REFRESH_MARGIN_MS = 60_000
+LOGIN_TIMEOUT_S = 120.0
+AUTH_EXPIRED = "Plaud auth expired — run `plaud-index-mcp login`"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def make_verifier() -> str:
+    return b64url(secrets.token_bytes(32))  # 43 characters, RFC 7636
+
+
+def challenge_for(verifier: str) -> str:
+    return b64url(hashlib.sha256(verifier.encode("ascii")).digest())
+
+
+def make_state() -> str:
+    return b64url(secrets.token_bytes(16))
+
+
+def authorize_url(settings: PlaudSettings, challenge: str, state: str) -> str:
+    query = urlencode({"client_id": settings.client_id, "redirect_uri": settings.callback_url,
+                       "response_type": "code", "code_challenge": challenge,
+                       "code_challenge_method": "S256", "state": state})
+    return f"{settings.auth_url}?{query}"  # no scope: Plaud's clients never send one
+
+
+class _Callback:
+    """What the loopback listener has seen: the first good code, or why it failed."""
+
+    def __init__(self, state: str, path: str) -> None:
+        self.state, self.path = state, path
+        self.code: str | None = None
+        self.error: str | None = None
+        self.done = threading.Event()
+
+    def handle(self, url: str) -> tuple[int, str]:
+        parsed = urlparse(url)
+        if parsed.path != self.path:
+            return 404, "Not found."
+        params = {k: v[0] for k, v in parse_qs(parsed.query).items()}
+        if not hmac.compare_digest(params.get("state", ""), self.state):
+            return 200, "This sign-in link is not the one plaud-index-mcp is waiting for."
+        if "error" in params:
+            if not self.done.is_set():
+                self.error = params.get("error_description") or params["error"]
+                self.done.set()
+            return 400, "Sign-in was cancelled. You can close this tab."
+        if not params.get("code"):
+            return 200, "No authorization code in this callback."
+        if not self.done.is_set():  # one exchange per login, whatever the browser replays
+            self.code = params["code"]
+            self.done.set()
+        return 200, "Signed in to Plaud. You can close this tab."
+
+
+def _handler(callback: _Callback) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            status, text = callback.handle(self.path)
+            body = f"<!doctype html><title>plaud-index-mcp</title><p>{text}</p>".encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass  # the request line holds the authorization code
+
+    return Handler
+
+
+@contextmanager
+def callback_server(settings: PlaudSettings, callback: _Callback) -> Iterator[HTTPServer]:
+    url = urlparse(settings.callback_url)
+    try:
+        server = HTTPServer(("127.0.0.1", url.port or 80), _handler(callback))
+    except OSError as exc:
+        raise LoginError(f"Port {url.port} is busy ({exc.strerror}): another Plaud login may "
+                         "still be running (plaud login, @plaud-ai/mcp). Close it and retry.") \
+            from None
+    thread = threading.Thread(target=server.serve_forever, name="oauth-callback", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def exchange_code(settings: PlaudSettings, transport: Transport, code: str, verifier: str,
+                  state: str, now_ms: int) -> Tokens:
+    basic = base64.b64encode(f"{settings.client_id}:".encode()).decode()
+    body = urlencode({"code": code, "redirect_uri": settings.callback_url,
+                      "code_verifier": verifier, "state": state}).encode()
+    response = transport.request("POST", settings.token_url, data=body, retry=False, headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+        "Authorization": f"Basic {basic}"})
+    if response.status != 200:
+        raise LoginError(f"Plaud refused the sign-in code (HTTP {response.status}). Run "
+                         "`plaud-index-mcp login` again; codes expire after about 2 minutes.")
+    return Tokens.from_response(response.json(), now_ms)
+
+
+def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
+          open_browser: Callable[[str], object] | None = webbrowser.open,
+          timeout: float = LOGIN_TIMEOUT_S, clock: Callable[[], float] = time.time) -> Tokens:
+    verifier, state = make_verifier(), make_state()
+    url = authorize_url(settings, challenge_for(verifier), state)
+    callback = _Callback(state, urlparse(settings.callback_url).path or "/")
+    with callback_server(settings, callback):
+        log.warning("Sign in to Plaud in your browser: %s", url)
+        if open_browser is not None:
+            open_browser(url)
+        if not callback.done.wait(timeout):
+            raise LoginError(f"No sign-in arrived within {timeout:.0f}s. Run `plaud-index-mcp "
+                             "login` again (over SSH: ssh -L 8199:localhost:8199 first).")
+    if callback.error:
+        raise LoginError(f"Plaud sign-in was denied: {callback.error}")
+    assert callback.code is not None
+    tokens = exchange_code(settings, transport, callback.code, verifier, state,
+                           int(clock() * 1000))
+    store.save(tokens)
+    return tokens
+
+
+class TokenManager:
+    """The ``TokenProvider`` the API client uses. One per cycle: after an auth failure it
+    fails fast for the rest of its life instead of hammering the refresh endpoint."""
+
+    def __init__(self, store: TokenStore, settings: PlaudSettings, transport: Transport,
+                 lock_path: Path, clock: Callable[[], float] = time.time) -> None:
+        self.store, self.settings, self.transport = store, settings, transport
+        self.lock_path, self.clock = lock_path, clock
+        self._dead = False
+        self._local = threading.Lock()
+
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    def access_token(self) -> str:
+        tokens = self._load()
+        if tokens.expires_at - REFRESH_MARGIN_MS <= self._now_ms():
+            tokens = self._refresh(tokens.access_token)
+        return tokens.access_token
+
+    def after_unauthorized(self, rejected: str) -> str:
+        return self._refresh(rejected).access_token
+
+    def _load(self) -> Tokens:
+        if self._dead:
+            raise PlaudAuthError(AUTH_EXPIRED)
+        tokens = self.store.load()
+        if tokens is None:
+            raise PlaudAuthError("Not signed in to Plaud: run `plaud-index-mcp login`.")
+        return tokens
+
+    @contextmanager
+    def _serialised(self) -> Iterator[None]:
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._local:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
+
+    def _refresh(self, stale_access: str) -> Tokens:
+        with self._serialised():
+            current = self._load()  # re-read: another process may have refreshed already
+            fresh = current.expires_at - REFRESH_MARGIN_MS > self._now_ms()
+            if current.access_token != stale_access and fresh:
+                return current
+            if not current.refresh_token:
+                self._dead = True
+                raise PlaudAuthError(AUTH_EXPIRED)
+            response = self.transport.request(
+                "POST", self.settings.refresh_url, retry=False,
+                data=urlencode({"refresh_token": current.refresh_token}).encode(),
+                headers={"Content-Type": "application/x-www-form-urlencoded",
+                         "Accept": "application/json"})
+            if response.status >= 500:
+                raise PlaudTransientError(f"Plaud's token refresh failed (HTTP "
+                                          f"{response.status}); sign-in kept, will retry")
+            if response.status != 200:
+                self._dead = True
+                log.error("%s (refresh answered HTTP %s)", AUTH_EXPIRED, response.status)
+                raise PlaudAuthError(AUTH_EXPIRED)
+            tokens = Tokens.from_response(response.json(), self._now_ms(), previous=current)
+            self.store.save(tokens)  # persisted before anyone uses the new pair
+            return tokens

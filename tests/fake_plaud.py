@@ -1,0 +1,552 @@
+"""A faithful local fake of Plaud (shared/plaud/FAKE_SERVER.md), stdlib only.
+
+OAuth authorize/exchange/refresh with PKCE checks and rotation modes, the
+developer API's list/detail/link endpoints with quirk switches, a fault plan,
+a request log with secrets hashed, and a fake clock. Listens on 127.0.0.1:0.
+Handlers are methods of ``FakePlaud`` taking a parsed request and returning a
+``Reply``, all state behind one lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+DEFAULT_CLIENT = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"
+SECRET = b"fake-plaud-signing-key"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class FakeClock:
+    def __init__(self, start: float = 1_790_000_000.0) -> None:
+        self.now = start
+
+    def time(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop: bool = False
+    cut: bool = False  # send half the body, then close
+
+    @classmethod
+    def json(cls, data: Any, status: int = 200, **headers: str) -> Reply:
+        return cls(status, json.dumps(data).encode(), {"Content-Type": "application/json",
+                                                       **headers})
+
+    @classmethod
+    def html(cls, text: str, status: int = 200, **headers: str) -> Reply:
+        return cls(status, f"<html><body>{text}</body></html>".encode(),
+                   {"Content-Type": "text/html", **headers})
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+
+    def form(self) -> dict[str, str] | None:
+        if not self.headers.get("content-type", "").startswith(
+                "application/x-www-form-urlencoded"):
+            return None
+        return {k: v[0] for k, v in parse_qs(self.body.decode()).items()}
+
+    def bearer(self) -> str | None:
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        return token if scheme.lower() == "bearer" and token else None
+
+
+@dataclass
+class Rule:
+    """A fault: ``action`` for requests matching ``method``/``path`` regex, ``times`` times
+    (``None`` = forever) after skipping ``after`` matches."""
+
+    path: str
+    action: str
+    method: str | None = None
+    times: int | None = 1
+    after: int = 0
+    args: dict[str, Any] = field(default_factory=dict)
+    seen: int = 0
+    fired: int = 0
+
+
+@dataclass
+class Config:
+    access_ttl: int = 86400
+    refresh_ttl: int = 7 * 86400
+    code_ttl: int = 120
+    link_ttl: int = 300
+    token_type: str = "bearer"
+    refresh_mode: str = "rotate"  # rotate | no_rotate | reject | transient | expire_after_idle
+    rotation_grace_s: int = 0
+    transient_left: int = 3
+    authorize_mode: str = "approve"  # approve | deny | wrong_state | no_code | hang
+    require_user_agent: bool = True
+    link_encoding: str = "gzip_header"  # plain | gzip_header | gzip_raw
+    unknown_id_status: int = 404
+    cap_page_size: int | None = None
+    insert_during_walk: int = 0
+    delete_during_walk: int = 0
+    repeat_pages: bool = False
+
+
+class FakePlaud:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.clock = FakeClock()
+        self.config = Config()
+        self.clients: dict[str, set[str]] = {DEFAULT_CLIENT: {
+            "http://localhost:8199/auth/callback"}}
+        self.codes: dict[str, dict[str, Any]] = {}
+        self.access: dict[str, dict[str, Any]] = {}  # token -> {user, exp, revoked, family}
+        self.refresh: dict[str, dict[str, Any]] = {}  # token -> {state, family, issued, …}
+        self.refresh_calls: dict[str, int] = {}
+        self.files: list[dict[str, Any]] = []  # newest first
+        self.blobs: dict[str, tuple[bytes, str]] = {}
+        self.faults: list[Rule] = []
+        self.log: list[dict[str, Any]] = []
+        self.server: ThreadingHTTPServer | None = None
+        self._walk_mutated = False
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> str:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                url = urlparse(self.path)
+                request = Request(self.command, url.path,
+                                  {k: v[0] for k, v in parse_qs(url.query).items()},
+                                  {k.lower(): v for k, v in self.headers.items()},
+                                  self.rfile.read(length) if length else b"")
+                reply = fake.handle(request)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.drop:
+                    self.close_connection = True
+                    return
+                self.send_response(reply.status)
+                for name, value in {"Content-Length": str(len(reply.body)),
+                                    "Connection": "close", **reply.headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(reply.body[: len(reply.body) // 2] if reply.cut else reply.body)
+                self.close_connection = True
+
+            do_GET = do_POST = do_HEAD = do_DELETE = _serve  # noqa: N815
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.base_url
+
+    @property
+    def base_url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def env(self, callback_url: str) -> dict[str, str]:
+        """The overrides that point the real client at this fake."""
+        with self.lock:
+            self.clients[DEFAULT_CLIENT].add(callback_url)
+        base = self.base_url
+        return {"PLAUD_AUTH_URL": f"{base}/platform/oauth",
+                "PLAUD_TOKEN_URL": f"{base}/developer/api/oauth/third-party/access-token",
+                "PLAUD_REFRESH_URL":
+                    f"{base}/developer/api/oauth/third-party/access-token/refresh",
+                "PLAUD_MCP_API_BASE": f"{base}/developer/api",
+                "PLAUD_MCP_CLIENT_ID": DEFAULT_CLIENT, "PLAUD_CALLBACK_URL": callback_url}
+
+    # -- dispatch ------------------------------------------------------------------------
+    def handle(self, request: Request) -> Reply:
+        with self.lock:
+            reply = self._fault(request) or self._route(request)
+            self._record(request, reply)
+            return reply
+
+    def _record(self, request: Request, reply: Reply) -> None:
+        headers = dict(request.headers)
+        if "authorization" in headers:
+            scheme, _, secret = headers["authorization"].partition(" ")
+            headers["authorization"] = f"{scheme} sha256:{token_hash(secret)}"
+        body = request.form() or {}
+        safe_body = {k: (f"sha256:{token_hash(v)}" if k in ("code", "code_verifier",
+                                                            "refresh_token") else v)
+                     for k, v in body.items()}
+        self.log.append({"method": request.method, "path": request.path,
+                         "query": request.query, "headers": headers, "form": safe_body,
+                         "status": reply.status, "ms": int(self.clock.time() * 1000)})
+
+    def requests(self, path_fragment: str, method: str | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            return [r for r in self.log if path_fragment in r["path"]
+                    and (method is None or r["method"] == method)]
+
+    def _route(self, r: Request) -> Reply:
+        if r.path == "/platform/oauth":
+            return self.authorize(r)
+        if r.path == "/developer/api/oauth/third-party/access-token":
+            return self.exchange(r)
+        if r.path == "/developer/api/oauth/third-party/access-token/refresh":
+            return self.refresh_token(r)
+        if r.path.startswith("/s3/content/"):
+            return self.content(r)
+        if r.path.startswith("/developer/api/open/third-party/"):
+            return self.data_plane(r)
+        return Reply.json({"detail": "Not Found"}, 404)
+
+    def _fault(self, r: Request) -> Reply | None:
+        for rule in self.faults:
+            if (rule.method and rule.method != r.method) or not re.search(rule.path, r.path):
+                continue
+            rule.seen += 1
+            if rule.seen <= rule.after or (rule.times is not None and rule.fired >= rule.times):
+                continue
+            rule.fired += 1
+            return self._act(rule, r)
+        return None
+
+    def _act(self, rule: Rule, r: Request) -> Reply | None:
+        a = rule.args
+        if rule.action == "status":
+            headers = {"Retry-After": str(a["retry_after"])} if "retry_after" in a else {}
+            return Reply.json({"detail": a.get("detail", "fault")}, a["code"], **headers)
+        if rule.action == "expire_access_now":
+            token = r.bearer()
+            if token in self.access:
+                self.access[token]["revoked"] = True
+            return None  # then handled normally: a 401
+        if rule.action == "html":
+            return Reply.html("Just a moment... (challenge)")
+        if rule.action == "truncated":
+            return Reply(200, b'{"type": "list", "data": [{"id": "ab', {
+                "Content-Type": "application/json"})
+        if rule.action == "empty":
+            return Reply(200, b"", {"Content-Type": "application/json"})
+        if rule.action == "wrong_shape":
+            return Reply.json(a.get("body", {"data": "wrong"}))
+        if rule.action == "cloudflare_403":
+            return Reply.html("Access denied | Cloudflare", 403, **{"cf-ray": "fake"})
+        if rule.action == "delay":
+            slow = self._route(r)
+            slow.delay = a["seconds"]
+            return slow
+        if rule.action == "drop":
+            return Reply(drop=True)
+        if rule.action == "reset_mid_body":
+            full = self._route(r)
+            return Reply(full.status, full.body, full.headers, cut=True)
+        if rule.action == "redirect":
+            return Reply(a.get("code", 307), b"", {"Location": a["to"]})
+        raise ValueError(rule.action)
+
+    # -- OAuth ---------------------------------------------------------------------------
+    def authorize(self, r: Request) -> Reply:
+        q = r.query
+        client, redirect = q.get("client_id", ""), q.get("redirect_uri", "")
+        if client not in self.clients:
+            return Reply.html("Invalid data", 400)
+        if redirect not in self.clients[client]:
+            return Reply.html("Invalid redirect_uri", 400)
+
+        def back(**params: str) -> Reply:
+            return Reply(302, b"", {"Location": f"{redirect}?{urlencode(params)}"})
+
+        state = q.get("state")
+        if q.get("response_type") != "code":
+            return back(error="unsupported_response_type", state=state or "")
+        challenge = q.get("code_challenge", "")
+        if q.get("code_challenge_method") != "S256" or not re.fullmatch(r"[A-Za-z0-9_-]{43}",
+                                                                       challenge):
+            return back(error="invalid_request", state=state or "")
+        if not state:
+            return back(error="invalid_request")
+        mode = self.config.authorize_mode
+        if mode == "deny":
+            return back(error="access_denied", error_description="User denied", state=state)
+        if mode == "hang":
+            return Reply.html("waiting…")
+        code = secrets.token_urlsafe(24)
+        self.codes[code] = {"client": client, "redirect": redirect, "challenge": challenge,
+                            "state": state, "user": "u_1", "issued": self.clock.time(),
+                            "used": False, "tokens": []}
+        if mode == "wrong_state":
+            return back(code=code, state="not-" + state)
+        if mode == "no_code":
+            return back(state=state)
+        return back(code=code, state=state)
+
+    def _client_of(self, r: Request, form: dict[str, str]) -> str | None | Reply:
+        basic = r.headers.get("authorization", "")
+        client = form.get("client_id")
+        if basic.lower().startswith("basic "):
+            user, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            if secret:
+                return Reply.json({"detail": "public client", "error": "invalid_client"}, 401)
+            if client and client != user:
+                return Reply.json({"detail": "client mismatch", "error": "invalid_client"}, 401)
+            client = user
+        return client
+
+    def exchange(self, r: Request) -> Reply:
+        form = r.form()
+        if form is None:
+            return self._field_required("code")
+        client = self._client_of(r, form)
+        if isinstance(client, Reply):
+            return client
+        if form.get("grant_type", "authorization_code") != "authorization_code":
+            return self._grant_error("unsupported grant_type")
+        entry = self.codes.get(form.get("code", ""))
+        if entry is None:
+            return self._grant_error("unknown code")
+        if entry["used"]:
+            for token in entry["tokens"]:  # RFC 6749 §4.1.2: revoke what the code minted
+                self.access.get(token, {})["revoked"] = True
+            return self._grant_error("code already used")
+        if self.clock.time() - entry["issued"] > self.config.code_ttl:
+            return self._grant_error("code expired")
+        if form.get("redirect_uri") != entry["redirect"] or client != entry["client"]:
+            return self._grant_error("redirect_uri or client mismatch")
+        if "state" in form and form["state"] != entry["state"]:
+            return self._grant_error("state mismatch")
+        verifier = form.get("code_verifier", "")
+        if not re.fullmatch(r"[A-Za-z0-9\-._~]{43,128}", verifier) or not hmac.compare_digest(
+                b64url(hashlib.sha256(verifier.encode()).digest()), entry["challenge"]):
+            return self._grant_error("PKCE verification failed")
+        entry["used"] = True
+        pair = self._mint(entry["user"], str(client), family=uuid.uuid4().hex)
+        entry["tokens"].append(pair["access_token"])
+        return Reply.json(pair)
+
+    def _mint(self, user: str, client: str, family: str) -> dict[str, Any]:
+        now = int(self.clock.time())
+        payload = {"sub": user, "client_id": client, "iat": now,
+                   "exp": now + self.config.access_ttl, "jti": uuid.uuid4().hex}
+        head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+        body = b64url(json.dumps(payload).encode())
+        sig = b64url(hmac.new(SECRET, f"{head}.{body}".encode(), hashlib.sha256).digest())
+        access = f"{head}.{body}.{sig}"
+        refresh = "rt_" + secrets.token_urlsafe(32)
+        self.access[access] = {"user": user, "exp": now + self.config.access_ttl,
+                               "revoked": False, "family": family}
+        self.refresh[refresh] = {"user": user, "client": client, "family": family,
+                                 "issued": now, "state": "active", "rotated_at": None}
+        return {"access_token": access, "refresh_token": refresh,
+                "token_type": self.config.token_type, "expires_in": self.config.access_ttl}
+
+    def refresh_token(self, r: Request) -> Reply:
+        form = r.form()
+        if form is None or "refresh_token" not in form:
+            return self._field_required("refresh_token")
+        mode, now = self.config.refresh_mode, self.clock.time()
+        entry = self.refresh.get(form["refresh_token"])
+        if entry:
+            self.refresh_calls[entry["family"]] = self.refresh_calls.get(entry["family"], 0) + 1
+        if mode == "transient" and self.config.transient_left > 0:
+            self.config.transient_left -= 1
+            return Reply.json({"detail": "Bad Gateway"}, 502)
+        if mode == "reject" or entry is None or entry["state"] == "revoked":
+            return self._grant_error("refresh token expired", 401)
+        if mode == "expire_after_idle" and now - entry["issued"] > self.config.refresh_ttl:
+            return self._grant_error("refresh token expired", 401)
+        grace = self.config.rotation_grace_s
+        if entry["state"] == "rotated" and (not grace or now - entry["rotated_at"] > grace):
+            self._revoke_family(entry["family"])  # reuse detection
+            return self._grant_error("refresh token reused", 401)
+        pair = self._mint(entry["user"], entry["client"], entry["family"])
+        if mode == "no_rotate":
+            del self.refresh[pair.pop("refresh_token")]
+        else:
+            entry.update(state="rotated", rotated_at=now)
+        return Reply.json(pair)
+
+    def _revoke_family(self, family: str) -> None:
+        for table in (self.access, self.refresh):
+            for entry in table.values():
+                if entry["family"] == family:
+                    entry["revoked" if table is self.access else "state"] = \
+                        True if table is self.access else "revoked"
+
+    @staticmethod
+    def _grant_error(message: str, status: int = 400) -> Reply:
+        return Reply.json({"detail": message, "error": "invalid_grant"}, status)
+
+    @staticmethod
+    def _field_required(name: str) -> Reply:
+        return Reply.json({"detail": [{"type": "missing", "loc": ["body", name],
+                                       "msg": "Field required", "input": None}]}, 422)
+
+    # -- data plane ----------------------------------------------------------------------
+    def _authenticated(self, r: Request) -> dict[str, Any] | Reply:
+        ua = r.headers.get("user-agent", "")
+        if self.config.require_user_agent and (not ua or ua.startswith("Python-urllib/")):
+            return Reply.html("Access denied | Cloudflare", 403, **{"cf-ray": "fake"})
+        entry = self.access.get(r.bearer() or "")
+        if entry is None or entry["revoked"] or entry["exp"] <= self.clock.time():
+            return Reply.json({"detail": "Not authenticated"}, 401)
+        return entry
+
+    def data_plane(self, r: Request) -> Reply:
+        who = self._authenticated(r)
+        if isinstance(who, Reply):
+            return who
+        rest = r.path.removeprefix("/developer/api/open/third-party/")
+        if rest == "users/current":
+            return Reply.json({"id": who["user"], "email": "test@example.com",
+                               "nickname": "Tester"})
+        if rest == "users/current/revoke" and r.method == "POST":
+            self._revoke_family(who["family"])
+            return Reply.json({})
+        if rest == "files":
+            return Reply(307, b"", {"Location": "/developer/api/open/third-party/files/"})
+        if rest == "files/":
+            return self.list_page(r)
+        if rest.startswith("files/"):
+            return self.detail(rest.removeprefix("files/"))
+        return Reply.json({"detail": "Not Found"}, 404)
+
+    def list_page(self, r: Request) -> Reply:
+        for name, lo, hi, default in (("page", 1, 1000, "1"), ("page_size", 10, 100, "20")):
+            raw = r.query.get(name, default)
+            if not raw.isdigit() or not lo <= int(raw) <= hi:
+                bound = "greater than or equal to" if not raw.isdigit() or int(raw) < lo \
+                    else "less than or equal to"
+                return Reply.json({"detail": [{"type": "range", "loc": ["query", name],
+                                               "msg": f"Input should be {bound} "
+                                                      f"{lo if 'greater' in bound else hi}",
+                                               "input": raw}]}, 422)
+        page, size = int(r.query.get("page", "1")), int(r.query.get("page_size", "20"))
+        size = min(size, self.config.cap_page_size or size)
+        if self.config.repeat_pages:
+            page = 1
+        rows = [self._row(f) for f in self.files[(page - 1) * size: page * size]]
+        if page == 1 and not self._walk_mutated:
+            self._walk_mutated = True
+            for k in range(self.config.insert_during_walk):
+                self.add_file(-1000 - k)  # newer than everything: shifts later pages
+            del self.files[:self.config.delete_during_walk]
+        return Reply.json({"type": "list", "data": rows, "page": page, "page_size": size})
+
+    @staticmethod
+    def _row(f: dict[str, Any]) -> dict[str, Any]:
+        return {k: f[k] for k in ("id", "name", "created_at", "start_at", "duration",
+                                  "serial_number")}
+
+    def detail(self, file_id: str) -> Reply:
+        f = next((x for x in self.files if x["id"] == file_id), None)
+        if f is None:
+            status = self.config.unknown_id_status
+            return Reply.json({"detail": "Not Found" if status == 404 else
+                               "Internal Server Error"}, status)
+        body = {**self._row(f), "presigned_url": None, "source_list": [], "note_list": []}
+        for kind, content, link_only in f["blocks"]:
+            key = "note_list" if kind.endswith("note") else "source_list"
+            block = {"data_id": f"{kind}:{f['id']}", "data_type": kind, "data_title": "",
+                     "data_content": "" if link_only else content, "data_link": ""}
+            if key == "note_list":
+                block.update(data_title="Summary", data_tab_name="Summary")
+            if link_only:
+                block["data_link"] = self._sign(f"{f['id']}-{kind}", content)
+            body[key].append(block)
+        return Reply.json(body)
+
+    def _sign(self, blob: str, content: str) -> str:
+        self.blobs[blob] = (content.encode(), self.config.link_encoding)
+        date = str(int(self.clock.time()))
+        expires = str(self.config.link_ttl)
+        sig = hmac.new(SECRET, f"{blob}|{date}|{expires}".encode(), hashlib.sha256).hexdigest()
+        return (f"{self.base_url}/s3/content/{blob}?X-Amz-Algorithm=AWS4-HMAC-SHA256&"
+                f"X-Amz-Date={date}&X-Amz-Expires={expires}&X-Amz-Signature={sig}")
+
+    def content(self, r: Request) -> Reply:
+        if "authorization" in r.headers:
+            return Reply(400, b"<Error><Code>InvalidArgument</Code><Message>Only one auth "
+                              b"mechanism allowed</Message></Error>",
+                         {"Content-Type": "application/xml"})
+        if r.method != "GET":
+            return Reply(403 if r.method == "HEAD" else 405)
+        blob = r.path.removeprefix("/s3/content/")
+        q = r.query
+        expected = hmac.new(SECRET, f"{blob}|{q.get('X-Amz-Date')}|{q.get('X-Amz-Expires')}"
+                            .encode(), hashlib.sha256).hexdigest()
+        if blob not in self.blobs or not hmac.compare_digest(expected,
+                                                             q.get("X-Amz-Signature", "")):
+            return Reply(403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>",
+                         {"Content-Type": "application/xml"})
+        if self.clock.time() > int(q["X-Amz-Date"]) + int(q["X-Amz-Expires"]):
+            return Reply(403, b"<Error><Code>AccessDenied</Code><Message>Request has expired"
+                              b"</Message></Error>", {"Content-Type": "application/xml"})
+        data, encoding = self.blobs[blob]
+        if encoding == "plain":
+            return Reply(200, data, {"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/octet-stream"}
+        if encoding == "gzip_header":
+            headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        return Reply(200, gzip.compress(data), headers)
+
+    # -- seed data -----------------------------------------------------------------------
+    def add_file(self, i: int, *, link_only: bool = False, name: str | None = None,
+                 topic: str | None = None) -> dict[str, Any]:
+        file_id = hashlib.sha256(f"42:{i}".encode()).hexdigest()[:32]
+        topic = topic or f"project {i} milestone review"
+        day = time.gmtime(1_780_000_000 - i * 3600)
+        created = time.strftime("%Y-%m-%dT%H:%M:%S", day)
+        segments = [{"start_time": k * 6000, "end_time": k * 6000 + 5000,
+                     "content": f"Point {k} about {topic}.", "speaker": f"Speaker {k % 2 + 1}",
+                     "original_speaker": f"Speaker {k % 2 + 1}"} for k in range(6)]
+        note = json.dumps({"ai_content": f"## Summary\nThe meeting covered {topic}."})
+        f = {"id": file_id, "name": name or f"Recording {i}", "created_at": created,
+             "start_at": created + ".052000", "duration": 36000, "serial_number": None,
+             "blocks": [("transaction", json.dumps(segments), link_only),
+                        ("auto_sum_note", note if not link_only else
+                         f"## Summary\nThe meeting covered {topic}.", link_only)]}
+        self.files.append(f)
+        self.files.sort(key=lambda x: x["created_at"], reverse=True)  # newest first
+        return f
+
+    def seed(self, n: int, link_every: int = 3) -> None:
+        with self.lock:
+            for i in range(n):
+                self.add_file(i, link_only=(i % link_every == 0))
