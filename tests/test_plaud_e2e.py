@@ -1,0 +1,120 @@
+"""End to end against the fake Plaud: sign in, index 250 recordings, search; refresh races."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_plaud import FakePlaud, Rule
+from test_plaud import free_port
+
+from plaud_index.auth import TokenManager, login
+from plaud_index.embedder import HashEmbedder
+from plaud_index.errors import PlaudUpstreamError
+from plaud_index.indexer import Indexer
+from plaud_index.plaud_api import PlaudClient
+from plaud_index.plaud_settings import plaud_settings
+from plaud_index.store import open_snapshot
+from plaud_index.tokens import default_store
+from plaud_index.transport import Transport
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def fake() -> Iterator[FakePlaud]:
+    server = FakePlaud()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def plaud_env(fake: FakePlaud, index_home: Path, monkeypatch: pytest.MonkeyPatch
+              ) -> dict[str, str]:
+    env = fake.env(f"http://localhost:{free_port()}/auth/callback")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    settings = plaud_settings(os.environ)
+
+    def browser(url: str) -> None:
+        threading.Thread(target=lambda: urllib.request.urlopen(url, timeout=10).read(),
+                         daemon=True).start()
+
+    login(settings, default_store(index_home), Transport(), open_browser=browser, timeout=10)
+    return {**env, "PLAUD_INDEX_HOME": str(index_home)}
+
+
+def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "plaud_index", *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=300, env={**os.environ, **env})
+
+
+def test_sign_in_index_250_recordings_and_search(fake: FakePlaud,
+                                                 plaud_env: dict[str, str]) -> None:
+    fake.seed(250)  # every third recording is link-only, served gzip
+    fake.add_file(9999, link_only=True, name="Warehouse pilot", topic="autonomous forklifts")
+    indexed = run("indexer", "--once", env=plaud_env)
+    assert indexed.returncode == 0, indexed.stderr
+    pages = [r["query"]["page"] for r in fake.log if r["path"].endswith("/files/")]
+    assert pages == ["1", "2", "3"]
+    assert len(fake.requests("/s3/content/")) == 2 * (84 + 1)  # transcript + note each
+    result = json.loads(run("search", "autonomous forklifts", "--json", "--limit", "3",
+                            env=plaud_env).stdout)
+    assert result["index"]["recordings"] == 251
+    assert result["results"][0]["title"] == "Warehouse pilot"
+    status = json.loads(run("status", "--json", env=plaud_env).stdout)
+    assert status["recordings"] == 251 and status["last_error"] is None
+
+
+def test_expired_access_token_is_refreshed_once_while_processes_race(
+        fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(30)
+    assert run("indexer", "--once", env={**plaud_env, "PLAUD_EMBEDDER": "mock"}).returncode == 0
+    tokens = default_store(index_home).load()
+    assert tokens is not None
+    fake.access[tokens.access_token]["revoked"] = True  # the access token dies server-side
+    before = len(fake.requests("/access-token/refresh"))
+    # The search server's fallback and the CLI use exactly this path to reach Plaud.
+    lister = ("from plaud_index.config import load_config; from plaud_index.service import "
+              "make_source; print(len(make_source(load_config()).list_files()))")
+    racers = [subprocess.Popen([sys.executable, "-c", lister], cwd=REPO, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, **plaud_env}) for _ in range(3)]
+    cycle = run("indexer", "--once", env={**plaud_env, "PLAUD_EMBEDDER": "mock"})
+    outputs = [p.communicate(timeout=120) for p in racers]
+    assert cycle.returncode == 0, cycle.stderr
+    assert [out.strip() for out, _ in outputs] == ["30"] * 3, outputs
+    assert len(fake.requests("/access-token/refresh")) - before == 1
+
+
+@pytest.mark.parametrize("fault", ["html", "truncated", "wrong_shape", "empty_listing"])
+def test_a_bad_listing_never_deletes_indexed_recordings(
+        fault: str, fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(30)
+    settings = plaud_settings(os.environ)
+    transport = Transport(sleep=lambda s: None)
+
+    def cycle() -> object:
+        manager = TokenManager(default_store(index_home), settings, transport,
+                               index_home / "refresh.lock")
+        return Indexer(PlaudClient(settings, manager, transport), HashEmbedder(),
+                       index_home / "vector-index").run_cycle()
+
+    cycle()
+    if fault == "empty_listing":
+        fake.files.clear()
+        cycle()  # completes, but deletes nothing
+    else:
+        fake.faults.append(Rule(path="/files/$", action=fault))
+        with pytest.raises(PlaudUpstreamError):
+            cycle()
+    snap = open_snapshot(index_home / "vector-index")
+    assert snap is not None and len(snap.recordings) == 30
