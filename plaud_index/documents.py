@@ -147,16 +147,22 @@ def split_markdown_sections(markdown: str) -> list[tuple[str, str]]:
     return sections
 
 
-def _blocks(raw: Mapping[str, Any], key: str) -> Iterable[Mapping[str, Any]]:
-    blocks = raw.get(key)
-    if not isinstance(blocks, list):
-        return ()
-    return (b for b in blocks if isinstance(b, Mapping))
+def _blocks(raw: Mapping[str, Any], *keys: str) -> Iterable[Mapping[str, Any]]:
+    for key in keys:
+        blocks = raw.get(key)
+        if isinstance(blocks, list):
+            yield from (b for b in blocks if isinstance(b, Mapping))
+
+
+def _is_note(block: Mapping[str, Any]) -> bool:
+    kind = str(block.get("data_type") or "")
+    return kind.endswith("note") or str(block.get("data_id") or "").startswith("auto_sum:")
 
 
 def _transcript(raw: Mapping[str, Any]) -> tuple[Utterance, ...]:
     by_type: dict[str, tuple[Utterance, ...]] = {}
-    for block in _blocks(raw, "source_list"):
+    # ``source_list``: the developer API; ``content_list``: the web API (API.md §5).
+    for block in _blocks(raw, "source_list", "content_list"):
         kind = block.get("data_type")
         if kind in _TRANSCRIPT_TYPES and kind not in by_type:
             by_type[kind] = parse_segments(block.get("data_content"))
@@ -167,11 +173,19 @@ def _transcript(raw: Mapping[str, Any]) -> tuple[Utterance, ...]:
 
 def _notes(raw: Mapping[str, Any]) -> tuple[NoteSection, ...]:
     sections: list[NoteSection] = []
-    for block in _blocks(raw, "note_list"):
+    web_notes = [b for b in _blocks(raw, "content_list", "pre_download_content_list")
+                 if _is_note(b)]
+    seen: set[object] = set()
+    for block in [*_blocks(raw, "note_list"), *web_notes]:
+        if block.get("data_id") and block.get("data_id") in seen:
+            continue  # the web API repeats a note in content_list and pre_download
         markdown = note_markdown(block.get("data_content"))
         if not markdown:
             continue
-        title = str(block.get("data_tab_name") or block.get("data_title") or "Note").strip()
+        seen.add(block.get("data_id"))
+        fallback = "Summary" if str(block.get("data_id") or "").startswith("auto_sum") \
+            else "Note"
+        title = str(block.get("data_tab_name") or block.get("data_title") or fallback).strip()
         for heading, text in split_markdown_sections(markdown):
             sections.append(NoteSection(note_title=title, heading=heading, text=text))
     return tuple(sections)
@@ -195,6 +209,7 @@ def normalize_recording(raw: object) -> Recording:
             f"Recording {file_id} has no usable created_at/start_at timestamp; skipping it"
         )
     title = raw.get("name") or raw.get("file_name") or raw.get("filename") or ""
+    # the web API's detail has start_time (epoch ms) and no created_at
     return Recording(
         file_id=file_id.strip(),
         title=str(title).strip() or "Untitled recording",

@@ -20,7 +20,7 @@ from .errors import (
     PlaudUpstreamError,
     UnknownRecordingError,
 )
-from .plaud_settings import PlaudSettings
+from .plaud_settings import LOOPBACK_HOSTS, PlaudSettings
 from .transport import Response, Transport
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class PlaudClient:
                     block["data_content"] = self._fetch_link(link)
 
     def _fetch_link(self, link: str) -> str:
-        self._check_link(link)
+        check_link(link, self.settings.api_base)
         response = self.transport.request("GET", link)  # no Authorization, ever
         if response.status in (400, 403):
             raise _LinkExpired()
@@ -151,15 +151,17 @@ class PlaudClient:
             raise PlaudUpstreamError(f"A Plaud content link answered HTTP {response.status}")
         return response.body.decode("utf-8", errors="replace")
 
-    def _check_link(self, link: str) -> None:
-        url, api = urlparse(link), urlparse(self.settings.api_base)
-        host = url.hostname or ""
-        if url.scheme == "https" and host.endswith(LINK_HOST_SUFFIXES):
-            return
-        if self.settings.api_is_loopback and url.scheme == "http" and host == api.hostname:
-            return  # tests: links on the fake server's own loopback host
-        raise PlaudUpstreamError(f"Refusing a content link to {url.scheme}://{host}: only "
-                                 "https links to Plaud's storage are fetched")
+def check_link(link: str, api_base: str) -> None:
+    """Only https links to Plaud's storage, or (tests) the API's own loopback host."""
+    url, api = urlparse(link), urlparse(api_base)
+    host = url.hostname or ""
+    if url.scheme == "https" and host.endswith(LINK_HOST_SUFFIXES):
+        return
+    if api.scheme == "http" and api.hostname in LOOPBACK_HOSTS and url.scheme == "http" \
+            and host == api.hostname:
+        return
+    raise PlaudUpstreamError(f"Refusing a content link to {url.scheme}://{host}: only https "
+                             "links to Plaud's storage are fetched")
 
 
 class _LinkExpired(PlaudTransientError):

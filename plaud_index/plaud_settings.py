@@ -24,11 +24,6 @@ class PlaudSettings:
     refresh_url: str = f"{DEFAULT_API_BASE}/oauth/third-party/access-token/refresh"
     callback_url: str = DEFAULT_CALLBACK
 
-    @property
-    def api_is_loopback(self) -> bool:
-        url = urlparse(self.api_base)
-        return url.scheme == "http" and (url.hostname or "") in LOOPBACK_HOSTS
-
 
 def plaud_settings(env: Mapping[str, str]) -> PlaudSettings:
     api = (env.get("PLAUD_MCP_API_BASE") or DEFAULT_API_BASE).rstrip("/")

@@ -30,6 +30,7 @@ from .snapshot import Snapshot
 from .store import manifest_key, open_snapshot
 from .tokens import TokenStore, default_store, migrate_legacy
 from .transport import Transport
+from .web_api import DEFAULT_WEB_BASE, WebClient
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ def make_source(config: Config, env: Mapping[str, str] | None = None) -> Recordi
     if config.client == "mock":
         return MockClient(config.mock_corpus)
     env = os.environ if env is None else env
+    if env.get("PLAUD_API_TOKEN"):  # the power-user web-API path; never used when unset
+        return WebClient(env["PLAUD_API_TOKEN"], env.get("PLAUD_API_BASE") or DEFAULT_WEB_BASE)
     store = token_store(config)
     migrate_legacy(store, Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json")
     if store.load() is None:

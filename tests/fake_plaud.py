@@ -119,6 +119,9 @@ class Config:
     insert_during_walk: int = 0
     delete_during_walk: int = 0
     repeat_pages: bool = False
+    web_token: str = "web-session-token-for-tests"
+    web_region_redirect: bool = False
+    web_redirect_loop: bool = False
 
 
 class FakePlaud:
@@ -234,6 +237,8 @@ class FakePlaud:
             return self.content(r)
         if r.path.startswith("/developer/api/open/third-party/"):
             return self.data_plane(r)
+        if r.path.startswith(("/web/", "/web2/")):
+            return self.web(r)
         return Reply.json({"detail": "Not Found"}, 404)
 
     def _fault(self, r: Request) -> Reply | None:
@@ -525,6 +530,48 @@ class FakePlaud:
         if encoding == "gzip_header":
             headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
         return Reply(200, gzip.compress(data), headers)
+
+    # -- web-app API (API.md §5, FAKE_SERVER.md §8) ---------------------------------------
+    def web(self, r: Request) -> Reply:
+        prefix, _, rest = r.path.lstrip("/").partition("/")
+        if r.bearer() != self.config.web_token:
+            return Reply.json({"status": -3900, "msg": "invalid auth header"})  # HTTP 200!
+        if self.config.web_region_redirect and (prefix == "web" or
+                                                self.config.web_redirect_loop):
+            host = f"127.0.0.1:{self.server.server_address[1]}/web2"  # type: ignore[union-attr]
+            return Reply.json({"status": -302, "msg": "region", "data": {"domains": {
+                "api": host}}})
+        if rest == "file/simple/web":
+            skip, limit = int(r.query.get("skip", "0")), int(r.query.get("limit", "20"))
+            rows = [{"id": f["id"], "filename": f["name"], "duration": f["duration"],
+                     "start_time": int(time.mktime(time.strptime(f["created_at"],
+                                                                 "%Y-%m-%dT%H:%M:%S"))) * 1000,
+                     "is_trash": 0, "is_trans": 1, "is_summary": 1}
+                    for f in self.files[skip: skip + limit]]
+            return Reply.json({"status": 0, "msg": "success", "data_file_total": len(self.files),
+                               "data_file_list": rows})
+        if rest.startswith("file/detail/"):
+            f = next((x for x in self.files if x["id"] == rest.removeprefix("file/detail/")),
+                     None)
+            if f is None:
+                return Reply.json({"status": -1, "msg": "file not found"})
+            transcript = next(c for k, c, _ in f["blocks"] if k == "transaction")
+            note = next(c for k, c, _ in f["blocks"] if k.endswith("note"))
+            saved = self.config.link_encoding
+            self.config.link_encoding = "gzip_header"
+            link = self._sign(f"web-{f['id']}", transcript)
+            self.config.link_encoding = saved
+            return Reply.json({"status": 0, "msg": "success", "request_id": "", "data": {
+                "file_id": f["id"], "file_name": f["name"], "duration": f["duration"],
+                "start_time": 1_780_000_000_000,
+                "content_list": [{"data_id": f"source_transaction:{f['id']}",
+                                  "data_type": "transaction", "task_status": 1,
+                                  "data_link": link},
+                                 {"data_id": f"auto_sum:{f['id']}", "data_type": "auto_sum_note",
+                                  "task_status": 1, "data_link": ""}],
+                "pre_download_content_list": [{"data_id": f"auto_sum:{f['id']}",
+                                               "data_content": note}]}})
+        return Reply.json({"detail": "Not Found"}, 404)
 
     # -- seed data -----------------------------------------------------------------------
     def add_file(self, i: int, *, link_only: bool = False, name: str | None = None,

@@ -118,3 +118,29 @@ def test_a_bad_listing_never_deletes_indexed_recordings(
             cycle()
     snap = open_snapshot(index_home / "vector-index")
     assert snap is not None and len(snap.recordings) == 30
+
+
+def test_login_command_with_no_browser_prints_the_url_and_signs_in(
+        fake: FakePlaud, index_home: Path) -> None:
+    env = {**fake.env(f"http://localhost:{free_port()}/auth/callback"),
+           "PLAUD_INDEX_HOME": str(index_home)}
+    proc = subprocess.Popen([sys.executable, "-m", "plaud_index", "login", "--no-browser"],
+                            cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, **env})
+    assert proc.stderr is not None
+    line = ""
+    while "Sign in to Plaud" not in line:
+        line = proc.stderr.readline()
+        assert line, "login exited before printing the URL"
+    url = line.split("browser: ", 1)[1].strip()
+    urllib.request.urlopen(url, timeout=10).read()  # the user's browser
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Signed in to Plaud as Tester (test@example.com)." in out
+    code = fake.requests("/platform/oauth")[0]  # the code never reached stderr
+    assert all(c not in err + line for c in fake.codes)
+    assert code["query"]["state"] in line  # only the URL's public parameters did
+    logout = run("logout", env=env)
+    assert logout.returncode == 0 and "Signed out" in logout.stdout
+    assert fake.requests("/users/current/revoke", "POST")
+    assert default_store(index_home).load() is None

@@ -1,0 +1,69 @@
+"""Scenario 17: the PLAUD_API_TOKEN web-API override against the fake's web mode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fake_plaud import FakePlaud
+
+from plaud_index.config import build_config
+from plaud_index.documents import normalize_recording
+from plaud_index.errors import PlaudAuthError, PlaudUpstreamError, SourceError
+from plaud_index.service import make_source
+from plaud_index.transport import Transport
+from plaud_index.web_api import WebClient
+
+
+@pytest.fixture
+def fake() -> Iterator[FakePlaud]:
+    server = FakePlaud()
+    server.start()
+    server.seed(130)
+    yield server
+    server.stop()
+
+
+def web(fake: FakePlaud, token: str | None = None) -> WebClient:
+    return WebClient(token or fake.config.web_token, f"{fake.base_url}/web",
+                     Transport(sleep=lambda s: None))
+
+
+def test_skip_limit_paging_walks_everything(fake: FakePlaud) -> None:
+    files = web(fake).list_files()
+    assert len(files) == 130 and len({f["id"] for f in files}) == 130
+    skips = [r["query"]["skip"] for r in fake.requests("/file/simple/web")]
+    assert skips == ["0", "100"]
+    assert all("page" not in r["query"] for r in fake.requests("/file/simple/web"))
+
+
+def test_detail_link_is_gunzipped_and_summary_read_inline(fake: FakePlaud) -> None:
+    file_id = fake.files[0]["id"]
+    recording = normalize_recording(web(fake).get_file(file_id))
+    assert len(recording.utterances) == 6 and recording.utterances[1].start_ms == 6000
+    assert [n.note_title for n in recording.notes] == ["Summary"]
+    assert all("authorization" not in r["headers"] for r in fake.requests("/s3/"))
+
+
+def test_status_minus_3900_is_an_auth_error(fake: FakePlaud) -> None:
+    with pytest.raises(PlaudAuthError, match="PLAUD_API_TOKEN was rejected"):
+        web(fake, token="stale").list_files()
+
+
+def test_region_redirect_is_followed_once(fake: FakePlaud) -> None:
+    fake.config.web_region_redirect = True
+    client = web(fake)
+    assert len(client.list_files()) == 130
+    assert client.base.endswith("/web2")
+    fake.config.web_redirect_loop = True
+    with pytest.raises(PlaudUpstreamError, match="redirect loop"):
+        web(fake).list_files()
+
+
+def test_the_override_is_used_only_when_set(fake: FakePlaud, tmp_path: object) -> None:
+    config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
+    source = make_source(config, {"PLAUD_API_TOKEN": fake.config.web_token,
+                                  "PLAUD_API_BASE": f"{fake.base_url}/web"})
+    assert isinstance(source, WebClient)
+    with pytest.raises(SourceError, match="Not signed in to Plaud"):
+        make_source(config, {"HOME": str(tmp_path)})
