@@ -70,6 +70,7 @@ class _Callback:
         self.state, self.path = state, path
         self.code: str | None = None
         self.error: str | None = None
+        self.ignored = 0  # callbacks with a wrong or missing state (never exchanged)
         self.done = threading.Event()
 
     def handle(self, url: str) -> tuple[int, str]:
@@ -78,6 +79,7 @@ class _Callback:
             return 404, "Not found."
         params = {k: v[0] for k, v in parse_qs(parsed.query).items()}
         if not hmac.compare_digest(params.get("state", ""), self.state):
+            self.ignored += 1
             return 200, "This sign-in link is not the one plaud-index-mcp is waiting for."
         if "error" in params:
             if not self.done.is_set():
@@ -152,8 +154,11 @@ def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
         if open_browser is not None:
             open_browser(url)
         if not callback.done.wait(timeout):
-            raise LoginError(f"No sign-in arrived within {timeout:.0f}s. Run `plaud-index-mcp "
-                             "login` again (over SSH: ssh -L 8199:localhost:8199 first).")
+            ignored = f" ({callback.ignored} callback(s) with a wrong state were ignored)" \
+                if callback.ignored else ""
+            raise LoginError(f"No sign-in arrived within {timeout:.0f}s{ignored}. Run "
+                             "`plaud-index-mcp login` again (over SSH: ssh -L "
+                             "8199:localhost:8199 first).")
     if callback.error:
         raise LoginError(f"Plaud sign-in was denied: {callback.error}")
     assert callback.code is not None

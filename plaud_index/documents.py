@@ -179,6 +179,8 @@ def _notes(raw: Mapping[str, Any]) -> tuple[NoteSection, ...]:
     for block in [*_blocks(raw, "note_list"), *web_notes]:
         if block.get("data_id") and block.get("data_id") in seen:
             continue  # the web API repeats a note in content_list and pre_download
+        if block.get("data_error_code"):
+            continue  # a failed note; its content is not a note (API.md §3.2, X3)
         markdown = note_markdown(block.get("data_content"))
         if not markdown:
             continue

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import parse_qs, unquote, urlencode, urlparse
 
 DEFAULT_CLIENT = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"
 SECRET = b"fake-plaud-signing-key"
@@ -449,7 +449,7 @@ class FakePlaud:
         if rest == "files/":
             return self.list_page(r)
         if rest.startswith("files/"):
-            return self.detail(rest.removeprefix("files/"))
+            return self.detail(unquote(rest.removeprefix("files/")))
         return Reply.json({"detail": "Not Found"}, 404)
 
     def list_page(self, r: Request) -> Reply:
@@ -486,19 +486,24 @@ class FakePlaud:
             return Reply.json({"detail": "Not Found" if status == 404 else
                                "Internal Server Error"}, status)
         body = {**self._row(f), "presigned_url": None, "source_list": [], "note_list": []}
-        for kind, content, link_only in f["blocks"]:
-            key = "note_list" if kind.endswith("note") else "source_list"
+        for kind, content, link_only, *extra in f["blocks"]:
+            options = extra[0] if extra else {}
+            key = "note_list" if kind.endswith(("note", "template")) else "source_list"
             block = {"data_id": f"{kind}:{f['id']}", "data_type": kind, "data_title": "",
                      "data_content": "" if link_only else content, "data_link": ""}
             if key == "note_list":
-                block.update(data_title="Summary", data_tab_name="Summary")
+                block.update(data_title="Summary", data_tab_name=options.get("tab", "Summary"),
+                             data_error_code=options.get("error_code", 0))
             if link_only:
-                block["data_link"] = self._sign(f"{f['id']}-{kind}", content)
+                block["data_link"] = self._sign(f"{f['id']}-{kind}", content,
+                                                options.get("encoding"))
             body[key].append(block)
+        if "presigned_url" in f:
+            body["presigned_url"] = f["presigned_url"]
         return Reply.json(body)
 
-    def _sign(self, blob: str, content: str) -> str:
-        self.blobs[blob] = (content.encode(), self.config.link_encoding)
+    def _sign(self, blob: str, content: str, encoding: str | None = None) -> str:
+        self.blobs[blob] = (content.encode(), encoding or self.config.link_encoding)
         date = str(int(self.clock.time()))
         expires = str(self.config.link_ttl)
         sig = hmac.new(SECRET, f"{blob}|{date}|{expires}".encode(), hashlib.sha256).hexdigest()
@@ -555,8 +560,8 @@ class FakePlaud:
                      None)
             if f is None:
                 return Reply.json({"status": -1, "msg": "file not found"})
-            transcript = next(c for k, c, _ in f["blocks"] if k == "transaction")
-            note = next(c for k, c, _ in f["blocks"] if k.endswith("note"))
+            transcript = next(c for k, c, *_ in f["blocks"] if k == "transaction")
+            note = next(c for k, c, *_ in f["blocks"] if k.endswith("note"))
             saved = self.config.link_encoding
             self.config.link_encoding = "gzip_header"
             link = self._sign(f"web-{f['id']}", transcript)
@@ -591,6 +596,69 @@ class FakePlaud:
                          f"## Summary\nThe meeting covered {topic}.", link_only)]}
         self.files.append(f)
         self.files.sort(key=lambda x: x["created_at"], reverse=True)  # newest first
+        return f
+
+    def add_special(self, name: str) -> dict[str, Any]:
+        """The named fixtures of FAKE_SERVER.md §4."""
+        f = self.add_file(hash(name) % 10_000 + 20_000, name=f"special {name}")
+        seg = json.loads(f["blocks"][0][1])
+        md = "## Summary\nDiscussed the special case."
+        blocks: list[tuple[Any, ...]] = {
+            "inline_full": [("transaction", json.dumps(seg), False),
+                            ("outline", json.dumps([{"start_time": 0, "topic": "T"}]), False),
+                            ("auto_sum_note", md, False)],
+            "note_json_wrapped": [("transaction", json.dumps(seg), False),
+                                  ("auto_sum_note", json.dumps({"ai_content": md, "category":
+                                                                "Summary", "state": 10}),
+                                   False)],
+            "link_only_transcript": [("transaction", json.dumps(seg), True)],
+            "link_only_polish": [("transaction", json.dumps(seg), False),
+                                 ("transaction_polish", json.dumps(
+                                     [{**x, "content": "Polished " + x["content"]} for x in seg]),
+                                  True)],
+            "gzip_raw_link": [("transaction", json.dumps(seg), True, {"encoding": "gzip_raw"})],
+            "unprocessed": [],
+            "null_speakers": [("transaction", json.dumps([
+                {"start_time": 0, "end_time": 1000, "content": "One.", "speaker": None,
+                 "original_speaker": "Speaker 1"},
+                {"start_time": 1000, "end_time": 2000, "content": "Two.", "speaker": "",
+                 "original_speaker": "Speaker 2"},
+                {"start_time": 2000, "content": "Three.", "original_speaker": "Speaker 1"},
+                {"start_time": 3000, "end_time": 4000, "content": "   ", "speaker": "A"}]),
+                False)],
+            "multi_notes": [("transaction", json.dumps(seg), False),
+                            ("auto_sum_note", md, False),
+                            ("sum_multi_note", "## Minutes\n- item", False,
+                             {"tab": "Meeting Minutes"}),
+                            ("custom_template", "## Custom\nA custom template.", False,
+                             {"tab": "Custom"})],
+            "note_error": [("transaction", json.dumps(seg), False),
+                           ("auto_sum_note", "Point 0 about the transcript itself.", False,
+                            {"error_code": 10})],
+            "unicode": [("transaction", json.dumps([{"start_time": 0, "end_time": 900,
+                                                     "content": "会议 🎉 שלום", "speaker": "李"}]),
+                         False)],
+            "long": [("transaction", json.dumps([
+                {"start_time": k * 1000, "end_time": k * 1000 + 900, "speaker": "S",
+                 "content": "A fairly long sentence of meeting talk about nothing much " * 6}
+                for k in range(5000)]), False)],
+            "weird_id": [("transaction", json.dumps(seg), False)],
+            "micro_ts": [("transaction", json.dumps(seg), False)],
+            "string_duration": [("transaction", json.dumps(seg), False)],
+            "no_serial": [("transaction", json.dumps(seg), False)],
+        }[name]
+        f["blocks"] = blocks
+        if name == "unprocessed":
+            f["duration"] = 0
+        if name == "unicode":
+            f["name"] = '会议 "notes" / 🎉\nשלום'
+        if name == "weird_id":
+            f["id"] = "id with/slash?&%"
+        if name == "micro_ts":
+            f["created_at"] = f["created_at"][:19]
+            f["start_at"] = f["created_at"] + ".123456"
+        if name == "string_duration":
+            f["duration"] = "600000"
         return f
 
     def seed(self, n: int, link_every: int = 3) -> None:

@@ -147,9 +147,10 @@ def test_login_without_a_valid_callback_times_out_without_exchanging(
         mode: str, settings: PlaudSettings, store: FileTokenStore, transport: Transport,
         fake: FakePlaud) -> None:
     fake.config.authorize_mode = mode
-    with pytest.raises(LoginError, match="No sign-in arrived"):
+    with pytest.raises(LoginError, match="No sign-in arrived") as failure:
         login(settings, store, transport, open_browser=browser, timeout=1.5)
     assert not fake.requests("/access-token")
+    assert ("wrong state were ignored" in str(failure.value)) == (mode == "wrong_state")
 
 
 def test_reused_code_and_bad_verifier_are_refused(settings: PlaudSettings,
@@ -419,3 +420,29 @@ def test_after_revoke_the_client_says_re_login(api: PlaudClient, fake: FakePlaud
     with pytest.raises(PlaudAuthError, match="plaud-index-mcp login"):
         api.list_files()
     assert fake.requests("/access-token/refresh")[-1]["status"] == 401
+
+
+@pytest.mark.parametrize(("name", "check"), [
+    ("inline_full", lambda r: len(r.utterances) == 6 and r.notes[0].text.startswith("Discussed")),
+    ("note_json_wrapped", lambda r: r.notes[0].heading == "Summary"),
+    ("link_only_transcript", lambda r: len(r.utterances) == 6),
+    ("link_only_polish", lambda r: r.utterances[0].text.startswith("Polished")),
+    ("gzip_raw_link", lambda r: len(r.utterances) == 6),
+    ("unprocessed", lambda r: not r.has_content and r.duration_ms == 0),
+    ("null_speakers", lambda r: [(u.speaker, u.end_ms) for u in r.utterances] == [
+        ("Speaker 1", 1000), ("Speaker 2", 2000), ("Speaker 1", 2000)]),
+    ("multi_notes", lambda r: [n.note_title for n in r.notes] == [
+        "Summary", "Meeting Minutes", "Custom"]),
+    ("note_error", lambda r: r.notes == () and len(r.utterances) == 6),
+    ("unicode", lambda r: r.utterances[0].text == "会议 🎉 שלום" and "🎉" in r.title),
+    ("long", lambda r: len(r.utterances) == 5000),
+    ("weird_id", lambda r: r.file_id == "id with/slash?&%"),
+    ("micro_ts", lambda r: r.start_at is not None and r.start_at.microsecond == 123456
+     and r.created_at.tzinfo is not None),
+    ("string_duration", lambda r: r.duration_ms == 600_000),
+    ("no_serial", lambda r: r.created_at.tzinfo is not None),
+])
+def test_every_special_fixture_normalises(name: str, check: Any, api: PlaudClient,
+                                          fake: FakePlaud) -> None:
+    f = fake.add_special(name)
+    assert check(normalize_recording(api.get_file(f["id"])))
