@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .agent import install, plan, uninstall
 from .auth import TokenManager, login
 from .config import Config, interval_banner, load_config
 from .errors import IndexBusyError, PlaudIndexError
@@ -166,6 +167,27 @@ def cmd_logout(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def cmd_install_agent(args: argparse.Namespace, config: Config) -> int:
+    agent = plan()
+    if args.print:
+        print(f"# would write {agent.path}\n{agent.content}")
+        for argv in agent.load:
+            print(f"# then run: {' '.join(argv)}")
+        return 0
+    for command in install(agent):
+        print(f"ran: {command}")
+    print(f"Installed {agent.path}: the indexer now runs in the background and at login.")
+    return 0
+
+
+def cmd_uninstall_agent(args: argparse.Namespace, config: Config) -> int:
+    agent = plan()
+    for command in uninstall(agent):
+        print(f"ran: {command}")
+    print(f"Removed {agent.path}.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plaud-index-mcp", description=(
         "Private, local semantic search over your Plaud recordings. Without a subcommand, "
@@ -200,6 +222,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("logout", help="revoke (best effort) and delete the Plaud sign-in")
     p.set_defaults(func=cmd_logout)
+
+    p = sub.add_parser("install-agent", help="run the indexer at login (launchd / systemd)")
+    p.add_argument("--print", action="store_true", help="only show what would be installed")
+    p.set_defaults(func=cmd_install_agent)
+
+    p = sub.add_parser("uninstall-agent", help="stop and remove the indexer agent")
+    p.set_defaults(func=cmd_uninstall_agent)
 
     p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
     p.add_argument("queries", nargs="*")

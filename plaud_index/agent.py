@@ -1,0 +1,125 @@
+"""``install-agent`` / ``uninstall-agent``: run the indexer at login, kept alive.
+
+macOS: a launchd agent ``~/Library/LaunchAgents/com.plaud-index-mcp.indexer.plist``
+loaded with ``launchctl bootstrap gui/<uid>``. Linux: a systemd user unit
+``~/.config/systemd/user/plaud-index-mcp-indexer.service`` enabled with
+``systemctl --user enable --now``. Both run ``<this python> -m plaud_index indexer``
+(never the search server) with absolute paths, and log to a file the user can read.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PlaudIndexError
+
+LABEL = "com.plaud-index-mcp.indexer"
+UNIT = "plaud-index-mcp-indexer.service"
+THROTTLE_S = 30  # launchd waits this long before restarting a crashed indexer
+
+Runner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+class AgentError(PlaudIndexError):
+    """The service manager refused to load or unload the agent."""
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    path: Path
+    content: str
+    load: list[list[str]]
+    unload: list[list[str]]
+    logs: Path | None = None  # launchd does not create its log directory
+
+
+def indexer_command(python: str = sys.executable) -> list[str]:
+    return [str(Path(python).absolute()), "-m", "plaud_index", "indexer"]
+
+
+def launchd_plist(home: Path, python: str = sys.executable,
+                  env: dict[str, str] | None = None) -> str:
+    logs = home / "Library" / "Logs" / "plaud-index-mcp"  # AgentPlan.logs creates it
+    agent: dict[str, object] = {
+        "Label": LABEL,
+        "ProgramArguments": indexer_command(python),
+        "RunAtLoad": True,
+        "KeepAlive": True,
+        "ThrottleInterval": THROTTLE_S,
+        "ProcessType": "Background",
+        "StandardOutPath": str(logs / "indexer.out.log"),
+        "StandardErrorPath": str(logs / "indexer.log"),
+        "WorkingDirectory": str(home),
+    }
+    if env:
+        agent["EnvironmentVariables"] = env
+    return plistlib.dumps(agent, sort_keys=False).decode()
+
+
+def systemd_unit(python: str = sys.executable, env: dict[str, str] | None = None) -> str:
+    command = " ".join(indexer_command(python))
+    lines = ["[Unit]", "Description=plaud-index-mcp indexer (keeps the Plaud search index fresh)",
+             "After=network-online.target", "", "[Service]", f"ExecStart={command}",
+             "Restart=always", f"RestartSec={THROTTLE_S}"]
+    lines += [f"Environment={k}={v}" for k, v in (env or {}).items()]
+    lines += ["", "[Install]", "WantedBy=default.target", ""]
+    return "\n".join(lines)
+
+
+def _passthrough_env() -> dict[str, str]:
+    """Settings the user chose for this shell that the agent must keep."""
+    keys = ("PLAUD_INDEX_HOME", "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH",
+            "INDEX_INTERVAL_MS", "PLAUD_INDEX_INTERVAL", "PLAUD_CLIENT", "PLAUD_MOCK_CORPUS")
+    return {k: os.environ[k] for k in keys if os.environ.get(k)}
+
+
+def plan(platform: str = sys.platform, home: Path | None = None,
+         python: str = sys.executable, uid: int | None = None) -> AgentPlan:
+    home = home or Path.home()
+    env = _passthrough_env()
+    if platform == "darwin":
+        domain = f"gui/{os.getuid() if uid is None else uid}"
+        path = home / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+        return AgentPlan(path, launchd_plist(home, python, env),
+                         load=[["launchctl", "bootstrap", domain, str(path)]],
+                         unload=[["launchctl", "bootout", f"{domain}/{LABEL}"]],
+                         logs=home / "Library" / "Logs" / "plaud-index-mcp")
+    path = home / ".config" / "systemd" / "user" / UNIT
+    return AgentPlan(path, systemd_unit(python, env),
+                     load=[["systemctl", "--user", "daemon-reload"],
+                           ["systemctl", "--user", "enable", "--now", UNIT]],
+                     unload=[["systemctl", "--user", "disable", "--now", UNIT]])
+
+
+def install(agent: AgentPlan, run: Runner = subprocess.run) -> list[str]:
+    agent.path.parent.mkdir(parents=True, exist_ok=True)
+    if agent.logs:
+        agent.logs.mkdir(parents=True, exist_ok=True)
+    agent.path.write_text(agent.content, encoding="utf-8")
+    return _run_all(agent.load, run)
+
+
+def uninstall(agent: AgentPlan, run: Runner = subprocess.run) -> list[str]:
+    done = _run_all(agent.unload, run, tolerate=True)
+    agent.path.unlink(missing_ok=True)
+    return done
+
+
+def _run_all(commands: list[list[str]], run: Runner, tolerate: bool = False) -> list[str]:
+    done = []
+    for command in commands:
+        try:
+            result = run(command, capture_output=True, text=True, check=False, timeout=60)
+        except OSError as exc:
+            raise AgentError(f"Cannot run {command[0]}: {exc}") from None
+        if result.returncode != 0 and not tolerate:
+            raise AgentError(f"`{' '.join(command)}` failed ({result.returncode}): "
+                             f"{(result.stderr or result.stdout).strip()}")
+        done.append(" ".join(command))
+    return done
