@@ -24,8 +24,10 @@ from .documents import normalize_recording
 from .embedder import Embedder
 from .errors import PlaudIndexError, SourceError
 from .models import Chunk, Recording, SyncReport
+from .redact import redact
 from .snapshot import IndexedRecording, ModelInfo
 from .store import write_json_atomic
+from .sync_policy import decide_deletions, plan_fetches
 from .writer import IndexWriter, open_writer
 
 log = logging.getLogger(__name__)
@@ -73,7 +75,7 @@ class _Counts:
 class Indexer:
     def __init__(self, source: RecordingSource, embedder: Embedder, index_dir: Path, *,
                  chunker: Chunker | None = None, commit_every: int = COMMIT_EVERY,
-                 revalidate: Collection[str] = (),
+                 revalidate: Collection[str] = (), interval_s: float = 300.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.source = source
         self.embedder = embedder
@@ -83,7 +85,9 @@ class Indexer:
         # Ids to re-fetch even though the list shows no sign of change (the list has
         # no change markers, API.md §3.1); content hashes then decide what changed.
         self.revalidate = set(revalidate)
+        self.interval_s = interval_s  # sizes the rolling revalidation window
         self.clock = clock
+        self._state_update: dict[str, Any] = {}
 
     @property
     def model(self) -> ModelInfo:
@@ -94,7 +98,7 @@ class Indexer:
         try:
             report = self._cycle(started)
         except PlaudIndexError as exc:
-            self._write_state(started, error=str(exc))
+            self._write_state(started, error=redact(str(exc)), kind=type(exc).__name__)
             raise
         self._write_state(started, report=report)
         return report
@@ -103,27 +107,40 @@ class Indexer:
         writer = open_writer(self.index_dir, self.model, self.clock)
         listing = _dedup(self.source.list_files())
         known = writer.recordings()
-        todo = [fid for fid, row in listing.items()
-                if fid in self.revalidate or _needs_detail(row, known.get(fid))]
-        counts, errors = _Counts(), []
+        state = read_sync_state(self.index_dir.parent)
+        checked: dict[str, float] = {k: v for k, v in (state.get("checked") or {}).items()
+                                     if k in listing}
+        plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate)
+        log.info("Plaud lists %d recordings; fetching %d (new %d, processing %d, renamed %d, "
+                 "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
+                 plan.processing, plan.renamed, plan.recent, plan.rolling)
+        todo, counts, errors = plan.ids, _Counts(), []
         for start in range(0, len(todo), self.commit_every):
             group = todo[start:start + self.commit_every]
             errors += self._index_group(writer, group, known, counts)
             if writer.commit():
                 counts.commits += 1
+            checked.update({fid: self.clock() for fid in group})
             done = start + len(group)
             self._write_progress(done, len(todo))
             rate = done / max(self.clock() - started, 1e-6)
             log.info("Indexed %d of %d recordings (%.1f/s, ETA %.0fs)", done, len(todo), rate,
                      (len(todo) - done) / rate if rate else 0)
-        deleted = self._delete_missing(writer, listing, known)
+        decision = decide_deletions(set(listing), set(known), state.get("held_deletion"))
+        if decision.warning:
+            log.warning("%s", decision.warning)
+        for file_id in decision.delete:
+            writer.delete(file_id)
         if writer.commit():
             counts.commits += 1
         if writer.rebuilding and not errors:
             writer.promote()
+        processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
+        self._state_update = {"checked": checked, "held_deletion": decision.hold,
+                              "processing": processing}
         return SyncReport(
             listed=len(listing), fetched=counts.fetched, added=counts.added,
-            updated=counts.updated, deleted=deleted,
+            updated=counts.updated, deleted=len(decision.delete),
             unchanged=counts.unchanged + len(listing) - len(todo), skipped=counts.skipped,
             chunks_embedded=counts.embedded, chunks_reused=counts.reused,
             commits=counts.commits, seconds=round(self.clock() - started, 3),
@@ -166,29 +183,13 @@ class Indexer:
             writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
         return errors
 
-    @staticmethod
-    def _delete_missing(writer: IndexWriter, listing: dict[str, dict[str, Any]],
-                        known: dict[str, IndexedRecording]) -> int:
-        missing = [fid for fid in known if fid not in listing]
-        if not missing:
-            return 0
-        if not listing or len(listing) < len(known) / 2:
-            # An empty or shrunken listing is far likelier an API glitch or a
-            # wrong-region token than the user deleting half their recordings.
-            log.warning("Plaud listed %d recordings but the index has %d; deleting nothing "
-                        "this cycle", len(listing), len(known))
-            return 0
-        for file_id in missing:
-            writer.delete(file_id)
-        log.info("Removing %d recordings no longer in Plaud", len(missing))
-        return len(missing)
-
     def _write_state(self, started: float, *, report: SyncReport | None = None,
-                     error: str | None = None) -> None:
+                     error: str | None = None, kind: str | None = None) -> None:
         update: dict[str, Any] = {"last_attempt": started, "last_error": error,
-                                  "progress": None}
+                                  "last_error_kind": kind, "progress": None}
         if report is not None:
-            update.update({"last_success": self.clock(), "last_report": asdict(report)})
+            update.update({"last_success": self.clock(), "last_report": asdict(report),
+                           **self._state_update})
         self._update_state(update)
 
     def _write_progress(self, done: int, total: int) -> None:
@@ -209,13 +210,6 @@ def _dedup(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         if isinstance(file_id, str) and file_id and file_id not in out:
             out[file_id] = row
     return out
-
-
-def _needs_detail(row: dict[str, Any], known: IndexedRecording | None) -> bool:
-    """New, renamed, or not yet transcribed when last seen: fetch the detail."""
-    if known is None or known.chunk_count == 0:
-        return True
-    return bool(row.get("name")) and str(row["name"]).strip() != known.title
 
 
 def read_sync_state(home: Path) -> dict[str, Any]:

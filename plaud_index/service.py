@@ -70,7 +70,8 @@ def run_locked_cycle(config: Config, embedder: Embedder,
                      source: RecordingSource | None = None) -> SyncReport:
     """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it."""
     with IndexerLock(config.lock_path):
-        indexer = Indexer(source or make_source(config), embedder, config.index_dir)
+        indexer = Indexer(source or make_source(config), embedder, config.index_dir,
+                          interval_s=config.interval_ms / 1000)
         return indexer.run_cycle()
 
 

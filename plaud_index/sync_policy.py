@@ -1,0 +1,103 @@
+"""What a cycle fetches and what it may delete, when the list has no change markers. Pure.
+
+The developer API's list has ids and names but nothing that says "edited"
+(API.md §3.1), so content changes are found by re-fetching details:
+- new ids, renamed recordings, and recordings still being processed (no
+  transcript or note yet) every cycle;
+- recent recordings (created in the last ``RECENT_S``) every cycle: that is when
+  notes get regenerated and speakers renamed;
+- older ones in a rolling window, least recently checked first, sized so each is
+  re-checked at least once per ``REVALIDATE_PERIOD_S`` without hammering the API.
+Deletions: what a complete listing no longer has is deleted, except that an empty
+listing deletes nothing, ever, and one smaller than half the index deletes only when the
+very same listing comes back on a later cycle (a wrong-region token or a glitch must
+never wipe the index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .snapshot import IndexedRecording
+
+RECENT_S = 7 * 86400
+REVALIDATE_PERIOD_S = 86400
+
+
+@dataclass(frozen=True)
+class FetchPlan:
+    ids: list[str]
+    new: int = 0
+    processing: int = 0
+    renamed: int = 0
+    recent: int = 0
+    rolling: int = 0
+
+
+def _created(rec: IndexedRecording) -> float:
+    try:
+        return datetime.fromisoformat(rec.created_at).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def plan_fetches(listing: Mapping[str, Mapping[str, Any]],
+                 known: Mapping[str, IndexedRecording], checked: Mapping[str, float],
+                 now: float, interval_s: float, forced: Collection[str] = ()) -> FetchPlan:
+    new, processing, renamed, recent, old = [], [], [], [], []
+    for file_id, row in listing.items():
+        rec = known.get(file_id)
+        name = str(row.get("name") or "").strip()
+        if rec is None:
+            new.append(file_id)
+        elif rec.chunk_count == 0:
+            processing.append(file_id)
+        elif name and name != rec.title:
+            renamed.append(file_id)
+        elif file_id in forced or now - _created(rec) < RECENT_S:
+            recent.append(file_id)
+        else:
+            old.append(file_id)
+    budget = math.ceil(len(old) * interval_s / REVALIDATE_PERIOD_S)
+    rolling = sorted(old, key=lambda fid: checked.get(fid, 0.0))[:budget]
+    return FetchPlan(new + processing + renamed + recent + rolling, len(new), len(processing),
+                     len(renamed), len(recent), len(rolling))
+
+
+def listing_fingerprint(ids: Collection[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class DeletionDecision:
+    delete: list[str]
+    hold: dict[str, Any] | None  # remembered for the next cycle's decision
+    warning: str | None
+
+
+def decide_deletions(listing: Collection[str], known: Collection[str],
+                     held: Mapping[str, Any] | None) -> DeletionDecision:
+    missing = sorted(set(known) - set(listing))
+    if not missing:
+        return DeletionDecision([], None, None)
+    if not listing:
+        return DeletionDecision([], None, f"Plaud listed no recordings but the index has "
+                                f"{len(known)}; deleting nothing (an empty listing never "
+                                "deletes)")
+    if len(listing) >= len(known) / 2:
+        return DeletionDecision(missing, None, None)
+    fingerprint = listing_fingerprint(listing)
+    if held and held.get("fingerprint") == fingerprint:
+        return DeletionDecision(missing, None, f"Plaud listed {len(listing)} recordings again "
+                                f"(the index has {len(known)}); deleting {len(missing)} now "
+                                "that the same listing repeated")
+    return DeletionDecision([], {"fingerprint": fingerprint, "listed": len(listing),
+                                 "indexed": len(known)},
+                            f"Plaud listed only {len(listing)} recordings but the index has "
+                            f"{len(known)}; deleting nothing unless the same listing repeats "
+                            "next cycle")
