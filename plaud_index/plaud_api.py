@@ -11,6 +11,8 @@ gunzipped; an expired link is retried once with a fresh detail.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import quote, urlparse
 
@@ -26,6 +28,7 @@ from .transport import Response, Transport
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 100  # the API allows 10..100
+DETAIL_INTERVAL_S = 1.0
 MAX_PAGES = 1000
 LINK_HOST_SUFFIXES = (".amazonaws.com",)
 LINK_BLOCKS = ("source_list", "note_list")
@@ -49,13 +52,49 @@ def _items(body: Any, url: str) -> tuple[list[dict[str, Any]], int | None]:
     return data, echoed if isinstance(echoed, int) and echoed > 0 else None
 
 
+class Pacer:
+    """Spaces detail requests: about one a second to start (a first sync of hundreds of
+    recordings is exactly the burst Plaud answers with 429), speeding up towards
+    ``floor`` while requests go through without retries, doubling after each retry."""
+
+    def __init__(self, interval: float = DETAIL_INTERVAL_S, floor: float = 0.25,
+                 ceiling: float = 10.0, pressure: Callable[[], int] = lambda: 0,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval, self.floor, self.ceiling = interval, min(floor, interval), ceiling
+        self.pressure, self.sleep, self.clock = pressure, sleep, clock
+        self._last: float | None = None
+        self._seen_pressure = pressure()
+        self._streak = 0
+
+    def wait(self) -> None:
+        if self.interval <= 0:
+            return
+        pressure = self.pressure()
+        if pressure > self._seen_pressure:
+            self.interval, self._streak = min(self.interval * 2, self.ceiling), 0
+        else:
+            self._streak += 1
+            if self._streak >= 10:
+                self.interval, self._streak = max(self.floor, self.interval * 0.8), 0
+        self._seen_pressure = pressure
+        if self._last is not None:
+            delay = self._last + self.interval - self.clock()
+            if delay > 0:
+                self.sleep(delay)
+        self._last = self.clock()
+
+
 class PlaudClient:
     def __init__(self, settings: PlaudSettings, tokens: TokenProvider,
-                 transport: Transport | None = None, page_size: int = PAGE_SIZE) -> None:
+                 transport: Transport | None = None, page_size: int = PAGE_SIZE,
+                 detail_interval: float = DETAIL_INTERVAL_S) -> None:
         self.settings = settings
         self.tokens = tokens
         self.transport = transport or Transport()
         self.page_size = min(max(page_size, 10), 100)
+        self.pacer = Pacer(detail_interval, pressure=lambda: self.transport.retries,
+                           sleep=self.transport.sleep)
 
     # -- authenticated JSON ------------------------------------------------------------
     def _get(self, path: str) -> Response:
@@ -122,6 +161,7 @@ class PlaudClient:
         return detail
 
     def _detail(self, file_id: str) -> dict[str, Any]:
+        self.pacer.wait()
         path = f"/open/third-party/files/{quote(file_id, safe='')}"
         response = self._get(path)
         if response.status == 404:

@@ -23,7 +23,7 @@ from .lock import IndexerLock, lock_holder
 from .mock_client import MockClient
 from .model_files import resolve_model
 from .models import Hit, Moment, SyncReport
-from .plaud_api import PlaudClient
+from .plaud_api import DETAIL_INTERVAL_S, PlaudClient
 from .plaud_settings import plaud_settings
 from .search import SearchRequest, format_clock, make_request, overview, search
 from .snapshot import Snapshot
@@ -59,7 +59,9 @@ def make_source(config: Config, env: Mapping[str, str] | None = None) -> Recordi
     settings = plaud_settings(env)
     transport = Transport()
     tokens = TokenManager(store, settings, transport, config.home / "refresh.lock")
-    return PlaudClient(settings, tokens, transport)
+    interval = env.get("PLAUD_DETAIL_INTERVAL_MS", "")
+    return PlaudClient(settings, tokens, transport, detail_interval=int(interval) / 1000
+                       if interval.isdigit() else DETAIL_INTERVAL_S)
 
 
 def token_store(config: Config) -> TokenStore:

@@ -115,6 +115,7 @@ class Transport:
     timeout: float = TIMEOUT_S
     max_attempts: int = MAX_ATTEMPTS
     max_bytes: int = MAX_BYTES
+    retries: int = 0  # how many times this transport had to wait and retry (rate pressure)
 
     def request(self, method: str, url: str, *, headers: Mapping[str, str] | None = None,
                 data: bytes | None = None, retry: bool = True) -> Response:
@@ -144,6 +145,7 @@ class Transport:
         delay = retry_after if retry_after is not None else \
             min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_CAP_S)
         delay = min(delay, MAX_RETRY_AFTER_S)
+        self.retries += 1
         log.warning("Plaud request failed (%s); retrying in %.1fs", why, delay)
         self.sleep(delay)
 

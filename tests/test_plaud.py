@@ -92,7 +92,7 @@ def client(settings: PlaudSettings, store: FileTokenStore, transport: Transport,
            tmp_path: Path, fake: FakePlaud) -> PlaudClient:
     manager = TokenManager(store, settings, transport, tmp_path / "refresh.lock",
                            clock=fake.clock.time)
-    return PlaudClient(settings, manager, transport)
+    return PlaudClient(settings, manager, transport, detail_interval=0)
 
 
 @pytest.fixture
@@ -446,3 +446,23 @@ def test_every_special_fixture_normalises(name: str, check: Any, api: PlaudClien
                                           fake: FakePlaud) -> None:
     f = fake.add_special(name)
     assert check(normalize_recording(api.get_file(f["id"])))
+
+
+def test_pacer_starts_near_one_per_second_speeds_up_and_backs_off() -> None:
+    from plaud_index.plaud_api import Pacer
+
+    now = [0.0]
+    waits: list[float] = []
+    pressure = [0]
+
+    def sleep(seconds: float) -> None:
+        waits.append(round(seconds, 3))
+        now[0] += seconds
+
+    pacer = Pacer(1.0, pressure=lambda: pressure[0], sleep=sleep, clock=lambda: now[0])
+    for _ in range(31):
+        pacer.wait()
+    assert waits[0] == 1.0 and waits[-1] < 0.7  # faster while nothing is retried
+    pressure[0] += 1  # the transport had to retry (a 429, a 5xx)
+    pacer.wait()
+    assert waits[-1] > waits[-2] * 1.9

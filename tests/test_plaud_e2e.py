@@ -49,7 +49,7 @@ def plaud_env(fake: FakePlaud, index_home: Path, monkeypatch: pytest.MonkeyPatch
                          daemon=True).start()
 
     login(settings, default_store(index_home), Transport(), open_browser=browser, timeout=10)
-    return {**env, "PLAUD_INDEX_HOME": str(index_home)}
+    return {**env, "PLAUD_INDEX_HOME": str(index_home), "PLAUD_DETAIL_INTERVAL_MS": "0"}
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -105,7 +105,8 @@ def test_a_bad_listing_never_deletes_indexed_recordings(
     def cycle() -> object:
         manager = TokenManager(default_store(index_home), settings, transport,
                                index_home / "refresh.lock")
-        return Indexer(PlaudClient(settings, manager, transport), HashEmbedder(),
+        return Indexer(PlaudClient(settings, manager, transport, detail_interval=0),
+                       HashEmbedder(),
                        index_home / "vector-index").run_cycle()
 
     cycle()
