@@ -21,6 +21,7 @@ from . import __version__
 from .agent import install, plan, uninstall
 from .auth import TokenManager, login
 from .config import Config, interval_banner, load_config
+from .daemon import run_daemon
 from .errors import IndexBusyError, PlaudIndexError
 from .plaud_api import PlaudClient
 from .plaud_settings import plaud_settings
@@ -86,6 +87,12 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     holder = status["lock_holder"]
     who = f"pid {holder.get('pid')} ({holder.get('role')})" if holder else "no"
     print(f"Indexing now: {who}")
+    daemon = status["daemon"] or {}
+    print(f"Daemon:       {'pid ' + str(daemon['pid']) if daemon.get('pid') else 'not running'}")
+    if status["pending"]:
+        print(f"Pending:      {status['pending']} recording(s) still being processed by Plaud")
+    health = status["health"]
+    print(f"Health:       {'ok' if health['ok'] else '; '.join(health['flags'])}")
     return 0
 
 
@@ -105,15 +112,7 @@ def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    while not stop.is_set():
-        try:
-            _log_report(run_locked_cycle(config, embedder))
-        except IndexBusyError:
-            log.info("indexing already in progress, skipping cycle")
-        except PlaudIndexError as exc:
-            log.error("Index cycle failed: %s", exc)
-        stop.wait(config.interval_ms / 1000)
-    log.info("Indexer stopped")
+    run_daemon(config, embedder, stop)
     return 0
 
 

@@ -27,7 +27,7 @@ from .models import Chunk, Recording, SyncReport
 from .redact import redact
 from .snapshot import IndexedRecording, ModelInfo
 from .store import write_json_atomic
-from .sync_policy import decide_deletions, plan_fetches
+from .sync_policy import DeletionDecision, decide_deletions, plan_fetches
 from .writer import IndexWriter, open_writer
 
 log = logging.getLogger(__name__)
@@ -76,6 +76,7 @@ class Indexer:
     def __init__(self, source: RecordingSource, embedder: Embedder, index_dir: Path, *,
                  chunker: Chunker | None = None, commit_every: int = COMMIT_EVERY,
                  revalidate: Collection[str] = (), interval_s: float = 300.0,
+                 should_stop: Callable[[], bool] = lambda: False,
                  clock: Callable[[], float] = time.time) -> None:
         self.source = source
         self.embedder = embedder
@@ -86,6 +87,7 @@ class Indexer:
         # no change markers, API.md §3.1); content hashes then decide what changed.
         self.revalidate = set(revalidate)
         self.interval_s = interval_s  # sizes the rolling revalidation window
+        self.should_stop = should_stop  # checked after each commit (SIGTERM)
         self.clock = clock
         self._state_update: dict[str, Any] = {}
 
@@ -114,7 +116,7 @@ class Indexer:
         log.info("Plaud lists %d recordings; fetching %d (new %d, processing %d, renamed %d, "
                  "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
-        todo, counts, errors = plan.ids, _Counts(), []
+        todo, counts, errors, stopped = plan.ids, _Counts(), [], False
         for start in range(0, len(todo), self.commit_every):
             group = todo[start:start + self.commit_every]
             errors += self._index_group(writer, group, known, counts)
@@ -126,14 +128,20 @@ class Indexer:
             rate = done / max(self.clock() - started, 1e-6)
             log.info("Indexed %d of %d recordings (%.1f/s, ETA %.0fs)", done, len(todo), rate,
                      (len(todo) - done) / rate if rate else 0)
-        decision = decide_deletions(set(listing), set(known), state.get("held_deletion"))
+            if self.should_stop() and done < len(todo):
+                log.info("Stopping after this commit; %d recordings resume next start",
+                         len(todo) - done)
+                stopped = True
+                break
+        decision = DeletionDecision([], state.get("held_deletion"), None) if stopped else \
+            decide_deletions(set(listing), set(known), state.get("held_deletion"))
         if decision.warning:
             log.warning("%s", decision.warning)
         for file_id in decision.delete:
             writer.delete(file_id)
         if writer.commit():
             counts.commits += 1
-        if writer.rebuilding and not errors:
+        if writer.rebuilding and not errors and not stopped:
             writer.promote()
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
         self._state_update = {"checked": checked, "held_deletion": decision.hold,
@@ -196,9 +204,14 @@ class Indexer:
         self._update_state({"progress": {"done": done, "total": total}})
 
     def _update_state(self, update: dict[str, Any]) -> None:
-        home = self.index_dir.parent
-        home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_json_atomic(home / SYNC_STATE, {**read_sync_state(home), **update})
+        update_sync_state(self.index_dir.parent, update)
+
+
+def update_sync_state(home: Path, update: dict[str, Any]) -> None:
+    """Merge ``update`` into ``<home>/sync-state.json``, atomically (only the indexer lock
+    holder and the daemon's heartbeat write it)."""
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_json_atomic(home / SYNC_STATE, {**read_sync_state(home), **update})
 
 
 def _dedup(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

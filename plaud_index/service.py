@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from .auth import TokenManager
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
+from .health import health
 from .indexer import Indexer, RecordingSource, read_sync_state
 from .lock import IndexerLock, lock_holder
 from .mock_client import MockClient
@@ -69,11 +71,12 @@ def token_store(config: Config) -> TokenStore:
 
 
 def run_locked_cycle(config: Config, embedder: Embedder,
-                     source: RecordingSource | None = None) -> SyncReport:
+                     source: RecordingSource | None = None,
+                     should_stop: Callable[[], bool] = lambda: False) -> SyncReport:
     """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it."""
     with IndexerLock(config.lock_path):
         indexer = Indexer(source or make_source(config), embedder, config.index_dir,
-                          interval_s=config.interval_ms / 1000)
+                          interval_s=config.interval_ms / 1000, should_stop=should_stop)
         return indexer.run_cycle()
 
 
@@ -206,8 +209,25 @@ class SearchService:
             "last_attempt": state.get("last_attempt"),
             "last_error": state.get("last_error"),
             "last_report": state.get("last_report"),
+            "pending": state.get("processing"),
+            "held_deletion": state.get("held_deletion"),
+            "daemon": state.get("daemon"),
             "lock_holder": lock_holder(self.config.lock_path),
+            "health": health(state, time.time(), self.config.interval_ms,
+                             _alive((state.get("daemon") or {}).get("pid"))),
         }
+
+
+def _alive(pid: object) -> bool | None:
+    if not isinstance(pid, int):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def render_results(result: dict[str, Any]) -> str:

@@ -1,0 +1,56 @@
+"""The always-on indexer: a cycle every interval, a heartbeat, a clean stop.
+
+The indexer lock is held only while a cycle runs, so the search server's
+fallback and ``indexer --once`` interleave with the daemon. SIGTERM/SIGINT stop
+the loop; a running cycle stops after its current commit (everything committed
+is durable; the rest resumes next start). The heartbeat and pid go into the
+sync state so ``status`` can tell a dead daemon from a quiet one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from .config import Config
+from .embedder import Embedder
+from .errors import IndexBusyError, PlaudIndexError
+from .indexer import update_sync_state
+from .service import run_locked_cycle
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 60.0
+
+
+def beat(config: Config, clock: Callable[[], float] = time.time, *, running: bool = True) -> None:
+    update_sync_state(config.home, {"daemon": {
+        "pid": os.getpid() if running else None, "heartbeat": clock(),
+        "interval_ms": config.interval_ms}})
+
+
+def run_daemon(config: Config, embedder: Embedder, stop: threading.Event,
+               clock: Callable[[], float] = time.time) -> None:
+    log.info("Indexer daemon started (pid %s)", os.getpid())
+    while not stop.is_set():
+        beat(config, clock)
+        try:
+            report = run_locked_cycle(config, embedder, should_stop=stop.is_set)
+            log.info("Cycle done: %d listed, %d fetched, %d added, %d updated, %d deleted, "
+                     "%d chunks embedded in %.1fs", report.listed, report.fetched,
+                     report.added, report.updated, report.deleted, report.chunks_embedded,
+                     report.seconds)
+        except IndexBusyError:
+            log.info("indexing already in progress, skipping cycle")
+        except PlaudIndexError as exc:  # recorded in the sync state by the cycle
+            log.error("Index cycle failed: %s", exc)
+        deadline = clock() + config.interval_ms / 1000
+        while not stop.is_set() and clock() < deadline:
+            stop.wait(min(HEARTBEAT_S, max(deadline - clock(), 0.0)))
+            if not stop.is_set():
+                beat(config, clock)
+    beat(config, clock, running=False)
+    log.info("Indexer stopped")
