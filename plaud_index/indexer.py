@@ -37,7 +37,7 @@ SYNC_STATE = "sync-state.json"
 
 
 class RecordingSource(Protocol):
-    def list_files(self) -> list[dict[str, Any]]: ...
+    def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]: ...
 
     def get_file(self, file_id: str) -> dict[str, Any]: ...
 
@@ -107,9 +107,9 @@ class Indexer:
 
     def _cycle(self, started: float) -> SyncReport:
         writer = open_writer(self.index_dir, self.model, self.clock)
-        listing = _dedup(self.source.list_files())
-        known = writer.recordings()
         state = read_sync_state(self.index_dir.parent)
+        listing = _dedup(self.source.list_files(tail_hint=state.get("list_tail")))
+        known = writer.recordings()
         checked: dict[str, float] = {k: v for k, v in (state.get("checked") or {}).items()
                                      if k in listing}
         plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate)
@@ -145,7 +145,8 @@ class Indexer:
             writer.promote()
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
         self._state_update = {"checked": checked, "held_deletion": decision.hold,
-                              "processing": processing}
+                              "processing": processing,
+                              "list_tail": next(reversed(listing), None)}
         return SyncReport(
             listed=len(listing), fetched=counts.fetched, added=counts.added,
             updated=counts.updated, deleted=len(decision.delete),

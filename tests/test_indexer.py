@@ -140,7 +140,7 @@ def test_recording_without_content_is_re_fetched_next_cycle(tmp_path: Path) -> N
 
 def test_broken_listing_fails_the_cycle_and_records_the_error(tmp_path: Path) -> None:
     class Broken(FakeSource):
-        def list_files(self):  # type: ignore[no-untyped-def]
+        def list_files(self, tail_hint: str | None = None) -> list[dict[str, object]]:
             raise SourceError("Plaud returned HTML instead of JSON")
 
     with pytest.raises(SourceError):

@@ -6,16 +6,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 from fake_plaud import FakePlaud, Rule
-from test_plaud import free_port
 
-from plaud_index.auth import TokenManager, login
+from plaud_index.auth import TokenManager
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import PlaudUpstreamError
 from plaud_index.indexer import Indexer
@@ -26,30 +24,6 @@ from plaud_index.tokens import default_store
 from plaud_index.transport import Transport
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def fake() -> Iterator[FakePlaud]:
-    server = FakePlaud()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def plaud_env(fake: FakePlaud, index_home: Path, monkeypatch: pytest.MonkeyPatch
-              ) -> dict[str, str]:
-    env = fake.env(f"http://localhost:{free_port()}/auth/callback")
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    settings = plaud_settings(os.environ)
-
-    def browser(url: str) -> None:
-        threading.Thread(target=lambda: urllib.request.urlopen(url, timeout=10).read(),
-                         daemon=True).start()
-
-    login(settings, default_store(index_home), Transport(), open_browser=browser, timeout=10)
-    return {**env, "PLAUD_INDEX_HOME": str(index_home), "PLAUD_DETAIL_INTERVAL_MS": "0"}
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

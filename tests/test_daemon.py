@@ -1,0 +1,176 @@
+"""The always-on indexer against the fake Plaud: resume after kill -9, changes, outages,
+the steady-state cost, SIGTERM, and what status says."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_plaud import FakePlaud, Rule
+
+from plaud_index.auth import TokenManager
+from plaud_index.config import build_config
+from plaud_index.embedder import HashEmbedder
+from plaud_index.errors import PlaudAuthError, PlaudTransientError
+from plaud_index.indexer import Indexer, read_sync_state
+from plaud_index.models import SyncReport
+from plaud_index.plaud_api import PlaudClient
+from plaud_index.plaud_settings import plaud_settings
+from plaud_index.service import SearchService
+from plaud_index.store import open_snapshot
+from plaud_index.tokens import default_store
+from plaud_index.transport import Transport
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def cycle(home: Path, embedder: HashEmbedder | None = None) -> SyncReport:
+    settings = plaud_settings(os.environ)
+    transport = Transport(sleep=lambda s: None, timeout=3)
+    manager = TokenManager(default_store(home), settings, transport, home / "refresh.lock")
+    client = PlaudClient(settings, manager, transport, detail_interval=0)
+    return Indexer(client, embedder or HashEmbedder(), home / "vector-index").run_cycle()
+
+
+def titles(home: Path) -> set[str]:
+    snap = open_snapshot(home / "vector-index")
+    return {r.title for r in snap.recordings} if snap else set()
+
+
+def test_first_sync_killed_mid_way_resumes_without_re_embedding(
+        fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(300)
+    env = {**os.environ, **plaud_env, "PLAUD_EMBEDDER": "mock",
+           "PLAUD_DETAIL_INTERVAL_MS": "15"}
+    child = subprocess.Popen([sys.executable, "-m", "plaud_index", "indexer", "--once"],
+                             cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while (read_sync_state(index_home).get("progress") or {}).get("done", 0) < 75:
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.05)
+    child.kill()
+    child.wait()
+    snap = open_snapshot(index_home / "vector-index")
+    assert snap is not None
+    committed = len(snap.recordings)
+    assert 75 <= committed < 300
+    resumed = subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"],
+                             cwd=REPO, env={**env, "PLAUD_DETAIL_INTERVAL_MS": "0"},
+                             capture_output=True, text=True, timeout=300)
+    report = json.loads(resumed.stderr.split("Cycle done: ", 1)[1].splitlines()[0])
+    assert report["added"] == 300 - committed and report["updated"] == 0
+    assert report["chunks_embedded"] == 2 * (300 - committed)  # committed ones: none again
+    assert len(titles(index_home)) == 300
+
+
+def test_cycles_follow_new_edited_and_deleted_recordings(
+        fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(20)
+    recent = fake.add_file(500, name="Yesterday's standup", created_epoch=time.time() - 86400)
+    cycle(index_home)
+    fake.add_file(501, name="Brand new recording", topic="quarterly hiring plan",
+                  created_epoch=time.time() - 60)
+    report = cycle(index_home)
+    assert report.added == 1 and "Brand new recording" in titles(index_home)
+    service = SearchService(build_config({"PLAUD_INDEX_HOME": str(index_home),
+                                          "PLAUD_EMBEDDER": "mock"}, None))
+    hit = service.search(__import__("plaud_index.search", fromlist=["x"]).make_request(
+        "quarterly hiring plan"))["results"][0]
+    assert hit["title"] == "Brand new recording"
+    fake.update_note(recent["id"], "## Summary\nThe standup moved to Tuesdays.")
+    edited = cycle(index_home)
+    assert edited.updated == 1 and edited.chunks_embedded == 1  # only the note's chunk
+    fake.delete_file(recent["id"])
+    assert cycle(index_home).deleted == 1
+    assert "Yesterday's standup" not in titles(index_home)
+
+
+def test_an_empty_listing_deletes_nothing(fake: FakePlaud, plaud_env: dict[str, str],
+                                          index_home: Path) -> None:
+    fake.seed(10)
+    cycle(index_home)
+    fake.files.clear()
+    for _ in range(3):
+        assert cycle(index_home).deleted == 0
+    assert len(titles(index_home)) == 10
+
+
+def test_dead_refresh_token_keeps_the_index_and_status_says_auth_expired(
+        fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(10)
+    cycle(index_home)
+    fake.config.refresh_mode = "reject"
+    token = default_store(index_home).load()
+    assert token is not None
+    fake.access[token.access_token]["revoked"] = True
+    with pytest.raises(PlaudAuthError):
+        cycle(index_home)
+    assert len(titles(index_home)) == 10
+    status = json.loads(subprocess.run(
+        [sys.executable, "-m", "plaud_index", "status", "--json"], cwd=REPO, timeout=60,
+        capture_output=True, text=True, env={**os.environ, **plaud_env}).stdout)
+    assert "auth expired: run `plaud-index-mcp login`" in status["health"]["flags"]
+    assert status["recordings"] == 10
+
+
+def test_network_down_for_several_cycles_then_back(
+        fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(10)
+    cycle(index_home)
+    outage = Rule(path=".", action="drop", times=None)
+    fake.faults.append(outage)
+    for _ in range(3):
+        with pytest.raises(PlaudTransientError):
+            cycle(index_home)
+        assert len(titles(index_home)) == 10
+    assert read_sync_state(index_home)["last_error_kind"] == "PlaudTransientError"
+    fake.faults.remove(outage)
+    fake.add_file(600, name="After the outage", created_epoch=time.time())
+    assert cycle(index_home).added == 1
+    assert read_sync_state(index_home)["last_error"] is None
+
+
+def test_steady_state_cycle_costs_only_the_list_and_the_revalidation_budget(
+        fake: FakePlaud, plaud_env: dict[str, str], index_home: Path) -> None:
+    fake.seed(1000, link_every=1000)
+    cycle(index_home)
+    index = index_home / "vector-index"
+    before = {p.name: p.stat().st_mtime_ns for p in index.iterdir()}
+    state_before = (index_home / "sync-state.json").stat().st_mtime_ns
+    fake.log.clear()
+    report = cycle(index_home)
+    lists = [r for r in fake.log if r["path"].endswith("/files/")]
+    details = [r for r in fake.log if "/files/" in r["path"] and not r["path"].endswith("/")]
+    assert len(lists) <= math.ceil(1000 / 100)
+    assert len(details) <= math.ceil(1000 * 300 / 86400)  # the rolling re-check budget
+    assert report.chunks_embedded == 0 and report.commits == 0
+    assert {p.name: p.stat().st_mtime_ns for p in index.iterdir()} == before
+    assert (index_home / "sync-state.json").stat().st_mtime_ns != state_before
+
+
+def test_daemon_stops_cleanly_on_sigterm(index_home: Path) -> None:
+    env = {**os.environ, "PLAUD_CLIENT": "mock", "PLAUD_EMBEDDER": "mock"}
+    daemon = subprocess.Popen([sys.executable, "-m", "plaud_index", "indexer"], cwd=REPO,
+                              env=env, stderr=subprocess.PIPE, text=True)
+    assert daemon.stderr is not None
+    lines: list[str] = []
+    while not any("Cycle done" in line for line in lines):
+        line = daemon.stderr.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    state: dict[str, Any] = read_sync_state(index_home)
+    assert state["daemon"]["pid"] == daemon.pid
+    daemon.send_signal(signal.SIGTERM)
+    assert daemon.wait(timeout=10) == 0
+    assert "Indexer stopped" in daemon.stderr.read()
+    assert read_sync_state(index_home)["daemon"]["pid"] is None
+    assert len(titles(index_home)) == 12
