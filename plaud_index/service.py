@@ -208,6 +208,7 @@ class SearchService:
             "last_success": state.get("last_success"),
             "last_attempt": state.get("last_attempt"),
             "last_error": state.get("last_error"),
+            "last_error_kind": state.get("last_error_kind"),
             "last_report": state.get("last_report"),
             "pending": state.get("processing"),
             "held_deletion": state.get("held_deletion"),

@@ -258,3 +258,34 @@ def test_initialize_does_not_wait_for_the_model(home: Path) -> None:
     assert reply["result"]["serverInfo"]["name"] == "plaud-index-mcp"
     assert time.monotonic() - started < 10  # generous: the bench measures the real figure
     assert b"Embedding model" not in server.stderr.split(b"serving MCP")[0]
+
+
+def test_exits_when_its_parent_dies_even_with_stdin_open(home: Path) -> None:
+    read_end, write_end = os.pipe()  # the test keeps the write end: stdin never hits EOF
+    parent = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-m', "
+            "'plaud_index'], stdin=int(sys.argv[1]), stdout=subprocess.DEVNULL, "
+            "stderr=subprocess.DEVNULL, pass_fds=[int(sys.argv[1])]); "
+            "print(child.pid, flush=True); time.sleep(120)"), str(read_end)],
+        pass_fds=[read_end], stdout=subprocess.PIPE, text=True, cwd=REPO,
+        env={**os.environ, "PLAUD_INDEX_HOME": str(home)})
+    os.close(read_end)
+    try:
+        assert parent.stdout is not None
+        server_pid = int(parent.stdout.readline())
+        time.sleep(1.0)  # let it start serving
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(server_pid, 0)
+            except ProcessLookupError:
+                break
+            # reap it if we inherited it as a zombie (we are not its parent: just poll)
+            time.sleep(0.1)
+        else:
+            pytest.fail("the server outlived its parent by more than 5 s")
+    finally:
+        os.close(write_end)
