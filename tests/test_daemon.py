@@ -150,8 +150,8 @@ def test_steady_state_cycle_costs_only_the_list_and_the_revalidation_budget(
     report = cycle(index_home)
     lists = [r for r in fake.log if r["path"].endswith("/files/")]
     details = [r for r in fake.log if "/files/" in r["path"] and not r["path"].endswith("/")]
-    assert len(lists) <= math.ceil(1000 / 100)
-    assert len(details) <= math.ceil(1000 * 300 / 86400)  # the rolling re-check budget
+    assert len(lists) == math.ceil(1000 / 100)
+    assert len(details) == math.ceil(1000 * 300 / 86400)  # the rolling re-check budget: 4
     assert report.chunks_embedded == 0 and report.commits == 0
     assert {p.name: p.stat().st_mtime_ns for p in index.iterdir()} == before
     assert (index_home / "sync-state.json").stat().st_mtime_ns != state_before
