@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import free_port
 from fake_plaud import FakePlaud, Rule
 
 from plaud_index.auth import TokenManager, authorize_url, exchange_code, login
@@ -30,20 +31,6 @@ from plaud_index.plaud_api import PlaudClient
 from plaud_index.plaud_settings import PlaudSettings, plaud_settings
 from plaud_index.tokens import FileTokenStore, Tokens, migrate_legacy
 from plaud_index.transport import Transport
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def fake() -> Iterator[FakePlaud]:
-    server = FakePlaud()
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from fake_plaud import FakePlaud
 
@@ -16,12 +14,9 @@ from plaud_index.web_api import WebClient
 
 
 @pytest.fixture
-def fake() -> Iterator[FakePlaud]:
-    server = FakePlaud()
-    server.start()
-    server.seed(130)
-    yield server
-    server.stop()
+def fake(fake: FakePlaud) -> FakePlaud:
+    fake.seed(130)
+    return fake
 
 
 def web(fake: FakePlaud, token: str | None = None) -> WebClient:
