@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -34,6 +35,22 @@ def index_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                 "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_in_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+                       ) -> Iterator[None]:
+    """Any test that talks to the fake Plaud: no token or code it minted is in any log line."""
+    caplog.set_level(logging.DEBUG)
+    fake = request.getfixturevalue("fake") if "fake" in request.fixturenames else None
+    yield
+    if fake is not None:
+        # caplog.text would only hold this teardown phase: read setup and call records
+        text = "\n".join(r.getMessage() for phase in ("setup", "call")
+                         for r in caplog.get_records(phase))  # type: ignore[arg-type]
+        secrets = [*fake.access, *fake.refresh, *fake.codes]
+        leaked = [s[:6] for s in secrets if s in text]
+        assert not leaked, f"secrets in logs: {leaked}"
 
 
 @pytest.fixture
