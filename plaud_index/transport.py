@@ -11,7 +11,6 @@ Callers get the final ``Response`` for any status below 500 and decide what it m
 from __future__ import annotations
 
 import email.utils
-import gzip
 import http.client
 import json
 import logging
@@ -184,8 +183,3 @@ class Transport:
             raise PlaudTransientError(f"The connection to Plaud broke mid-response "
                                       f"({_path(url)}: {len(body)} of {expected} bytes)")
         return Response(status, lowered, decode_body(body, lowered, self.max_bytes), url)
-
-
-def gzip_bytes(data: bytes) -> bytes:
-    """For tests and fakes that serve gzip bodies."""
-    return gzip.compress(data)
