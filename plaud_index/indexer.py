@@ -179,15 +179,20 @@ class Indexer:
                 counts.updated += 1
             else:
                 counts.added += 1
-        fresh = [c for _, _, chunks in prepared for c in chunks
-                 if writer.known_vector(c.chunk_id) is None]
-        vectors = dict(zip((c.chunk_id for c in fresh),
-                           self.embedder.embed([c.embed_text for c in fresh]), strict=True))
+        vectors: dict[str, np.ndarray] = {}
+        fresh = []
+        for chunk in (c for _, _, chunks in prepared for c in chunks):
+            known_vector = writer.known_vector(chunk.chunk_id)
+            if known_vector is None:
+                fresh.append(chunk)
+            else:
+                vectors[chunk.chunk_id] = known_vector
+        counts.reused += len(vectors)
         counts.embedded += len(fresh)
+        vectors.update(zip((c.chunk_id for c in fresh),
+                           self.embedder.embed([c.embed_text for c in fresh]), strict=True))
         for recording, digest, chunks in prepared:
-            rows = [vectors[c.chunk_id] if c.chunk_id in vectors else writer.known_vector(
-                c.chunk_id) for c in chunks]
-            counts.reused += sum(1 for c in chunks if c.chunk_id not in vectors)
+            rows = [vectors[c.chunk_id] for c in chunks]
             matrix = np.array(rows, dtype=np.float32).reshape(len(chunks), self.model.dim)
             writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
         return errors
