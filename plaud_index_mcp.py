@@ -6,6 +6,10 @@ import sys
 
 
 def main() -> int:
+    from plaud_index import lifeline
+
+    if lifeline.serves_mcp(sys.argv[1:]):
+        lifeline.hold()  # before the heavy imports: a parent that dies now still counts
     from plaud_index.cli import main as cli_main
 
     return cli_main(sys.argv[1:])

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
-from plaud_index.documents import normalize_recording  # noqa: E402
 from plaud_index.indexer import Indexer  # noqa: E402
-from plaud_index.mock_client import MockClient  # noqa: E402
+from plaud_index.plaud import PlaudSource  # noqa: E402
+from plaud_index.plaud.mock import MockClient  # noqa: E402
 from plaud_index.search import MODES, make_request  # noqa: E402
 from plaud_index.service import SearchService, make_embedder  # noqa: E402
 
@@ -85,10 +86,10 @@ def aggregate(rows: list[tuple[str, dict[str, float]]]) -> dict[str, dict[str, f
 
 def raw_embed_seconds(service: SearchService, corpus: Path) -> tuple[int, float]:
     """Embed exactly the chunks the indexer made, with nothing else around it."""
-    source = MockClient(corpus)
-    chunker = Chunker(service.embedder.count_tokens)
-    texts = [c.embed_text for row in source.list_files()
-             for c in chunker.chunk(normalize_recording(source.get_file(row["id"])))]
+    source = PlaudSource(MockClient(corpus))
+    chunker = Chunker(service.embedder.count_tokens, max_tokens=service.embedder.max_tokens)
+    texts = [c.embed_text for file_id in source.list_recordings()
+             for c in chunker.chunk(source.get_recording(file_id))]
     started = time.perf_counter()
     service.embedder.embed(texts)
     return len(texts), time.perf_counter() - started
@@ -106,7 +107,7 @@ def main() -> int:
                            "PLAUD_MOCK_CORPUS": str(args.corpus)}, None)
     service = SearchService(config, make_embedder(config))
     started = time.perf_counter()
-    report = Indexer(MockClient(args.corpus), service.embedder, config.index_dir).run_cycle()
+    report = Indexer(PlaudSource(MockClient(args.corpus)), service.embedder, home).run_cycle()
     index_seconds = time.perf_counter() - started
     raw_chunks, raw_seconds = raw_embed_seconds(service, args.corpus)
     queries = [json.loads(line) for line in args.queries.open() if line.strip()]
@@ -119,7 +120,8 @@ def main() -> int:
             result = service.search(make_request(q["query"], limit=10, mode=mode))
             if mode == "hybrid":
                 latencies.append((time.perf_counter() - t0) * 1000)
-            rows.append((q.get("domain", "all"), score_query(q, result["results"])))
+            hits = [asdict(h) for h in result.results]
+            rows.append((q.get("domain", "all"), score_query(q, hits)))
         modes[mode] = aggregate(rows)
     out = {
         "modes": modes,

@@ -30,12 +30,12 @@ sys.path.insert(0, str(REPO))
 
 from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
-from plaud_index.documents import normalize_recording  # noqa: E402
+from plaud_index.index.snapshot import ModelInfo  # noqa: E402
+from plaud_index.index.writer import open_writer  # noqa: E402
 from plaud_index.indexer import content_hash, indexed_record  # noqa: E402
-from plaud_index.mock_client import MockClient  # noqa: E402
 from plaud_index.model_files import resolve_model  # noqa: E402
-from plaud_index.snapshot import ModelInfo  # noqa: E402
-from plaud_index.writer import open_writer  # noqa: E402
+from plaud_index.plaud import PlaudSource  # noqa: E402
+from plaud_index.plaud.mock import MockClient  # noqa: E402
 
 QUERIES = ["what did we decide about the Q3 budget", "database outage root cause",
            "offline mode conflict resolution", "who owns the launch checklist",
@@ -46,8 +46,8 @@ def build_index(home: Path, target: int) -> int:
     files = resolve_model(build_config({"PLAUD_INDEX_HOME": str(home)}, None))
     model = ModelInfo(files.model_id, files.sha256, 384)
     writer = open_writer(home / "vector-index", model)
-    source = MockClient()
-    recordings = [normalize_recording(source.get_file(r["id"])) for r in source.list_files()]
+    source = PlaudSource(MockClient())
+    recordings = [source.get_recording(file_id) for file_id in source.list_recordings()]
     chunker = Chunker()
     rng = np.random.default_rng(0)
     total, copy = 0, 0

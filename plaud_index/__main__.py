@@ -1,5 +1,10 @@
 import sys
 
-from .cli import main
+from . import lifeline
+
+if lifeline.serves_mcp(sys.argv[1:]):
+    lifeline.hold()  # before the heavy imports below: a parent that dies now still counts
+
+from .cli import main  # noqa: E402
 
 sys.exit(main())

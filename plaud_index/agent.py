@@ -17,17 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import PlaudIndexError
+from .config import passthrough_env
+from .errors import AgentError
 
 LABEL = "com.plaud-index-mcp.indexer"
 UNIT = "plaud-index-mcp-indexer.service"
 THROTTLE_S = 30  # launchd waits this long before restarting a crashed indexer
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]
-
-
-class AgentError(PlaudIndexError):
-    """The service manager refused to load or unload the agent."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +70,7 @@ def systemd_unit(python: str = sys.executable, env: dict[str, str] | None = None
 
 
 def _passthrough_env() -> dict[str, str]:
-    """Settings the user chose for this shell that the agent must keep."""
-    keys = ("PLAUD_INDEX_HOME", "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH",
-            "INDEX_INTERVAL_MS", "PLAUD_INDEX_INTERVAL", "PLAUD_CLIENT", "PLAUD_MOCK_CORPUS")
-    return {k: os.environ[k] for k in keys if os.environ.get(k)}
+    return passthrough_env(os.environ)
 
 
 def plan(platform: str = sys.platform, home: Path | None = None,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 import tempfile
@@ -19,22 +18,14 @@ from typing import Any
 
 from . import __version__
 from .agent import install, plan, uninstall
-from .auth import TokenManager, login
 from .config import Config, interval_banner, load_config
 from .daemon import run_daemon
 from .errors import IndexBusyError, PlaudIndexError
-from .plaud_api import PlaudClient
-from .plaud_settings import plaud_settings
+from .plaud import sign_in, sign_out
 from .redact import RedactingFilter, redact
+from .render import render_search, render_status
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
-from .service import (
-    SearchService,
-    make_embedder,
-    render_results,
-    run_locked_cycle,
-    token_store,
-)
-from .transport import Transport
+from .service import SearchService, make_embedder, run_locked_cycle
 
 log = logging.getLogger("plaud_index")
 
@@ -64,35 +55,18 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
                            mode=args.mode)
     result = SearchService(config).search(request)
     if args.json:
-        _print_json(result)
+        _print_json(asdict(result))
     else:
-        print(render_results(result))
+        print(render_search(result))
     return 0
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     status = SearchService(config).status()
     if args.json:
-        _print_json(status)
-        return 0
-    model = status["model"] or {}
-    print(f"Index:        {status['index']}")
-    print(f"Recordings:   {status['recordings']}   chunks: {status['chunks']}")
-    print(f"Model:        {model.get('id', '-')}  ({str(model.get('sha256', ''))[:12]})")
-    print(f"Last commit:  {status['last_commit'] or 'never'}")
-    last = status["last_success"]
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
-    print(f"Last sync:    {when}")
-    print(f"Last error:   {status['last_error'] or '-'}")
-    holder = status["lock_holder"]
-    who = f"pid {holder.get('pid')} ({holder.get('role')})" if holder else "no"
-    print(f"Indexing now: {who}")
-    daemon = status["daemon"] or {}
-    print(f"Daemon:       {'pid ' + str(daemon['pid']) if daemon.get('pid') else 'not running'}")
-    if status["pending"]:
-        print(f"Pending:      {status['pending']} recording(s) still being processed by Plaud")
-    health = status["health"]
-    print(f"Health:       {'ok' if health['ok'] else '; '.join(health['flags'])}")
+        _print_json(asdict(status))
+    else:
+        print(render_status(status))
     return 0
 
 
@@ -106,8 +80,8 @@ def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
     if args.once:
         try:
             _log_report(run_locked_cycle(config, embedder))
-        except IndexBusyError:
-            log.info("indexing already in progress, skipping cycle")
+        except IndexBusyError as exc:
+            log.info("%s", exc)
         return 0
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -129,40 +103,20 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
         t0 = time.perf_counter()
         result = service.search(make_request(query, limit=3))
         print(f"\n=== {query}  ({(time.perf_counter() - t0) * 1000:.0f} ms)")
-        print(render_results(result))
+        print(render_search(result))
     return 0
 
 
-def _plaud_client(config: Config) -> PlaudClient:
-    settings = plaud_settings(os.environ)
-    transport = Transport()
-    manager = TokenManager(token_store(config), settings, transport,
-                           config.home / "refresh.lock")
-    return PlaudClient(settings, manager, transport)
-
-
 def cmd_login(args: argparse.Namespace, config: Config) -> int:
-    settings = plaud_settings(os.environ)
-    store = token_store(config)
-    login(settings, store, Transport(), open_browser=None if args.no_browser else
-          webbrowser.open)
-    user = _plaud_client(config).current_user()
+    user = sign_in(config, open_browser=None if args.no_browser else webbrowser.open)
     who = user.get("nickname") or user.get("email") or user.get("id")
     print(f"Signed in to Plaud as {who} ({user.get('email', 'no email')}).")
     return 0
 
 
 def cmd_logout(args: argparse.Namespace, config: Config) -> int:
-    store = token_store(config)
-    if store.load() is None:
-        print("Not signed in.")
-        return 0
-    try:
-        _plaud_client(config).revoke()
-    except PlaudIndexError as exc:  # best effort: the local sign-in goes either way
-        log.warning("Could not revoke the Plaud sign-in remotely: %s", exc)
-    store.delete()
-    print("Signed out of Plaud; local tokens deleted.")
+    print("Signed out of Plaud; local tokens deleted." if sign_out(config)
+          else "Not signed in.")
     return 0
 
 
@@ -241,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         from .server import serve  # the only path that imports mcp
 
-        return serve()
+        return serve(load_config())
     try:
         return int(args.func(args, load_config()))
     except PlaudIndexError as exc:

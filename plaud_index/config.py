@@ -12,15 +12,29 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .plaud import DEFAULT_WEB_BASE, DETAIL_INTERVAL_S, PlaudSettings, plaud_settings
+
 log = logging.getLogger(__name__)
+
+# Every environment variable this program reads (the agent passes the set ones on to the
+# daemon; the tests clear them all). Secrets are marked so nothing ever copies them.
+ENV_VARS = (
+    "PLAUD_INDEX_HOME", "INDEX_INTERVAL_MS", "PLAUD_INDEX_INTERVAL", "PLAUD_EMBEDDER",
+    "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH", "PLAUD_EMBED_THREADS", "PLAUD_CLIENT",
+    "PLAUD_MOCK_CORPUS", "PLAUD_API_TOKEN", "PLAUD_API_BASE", "PLAUD_MCP_API_BASE",
+    "PLAUD_AUTH_URL", "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
+    "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS",
+)
+SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
 DEFAULT_INTERVAL_MS = 5 * 60_000
 MIN_INTERVAL_MS = 30_000
 MAX_INTERVAL_MS = 6 * 3_600_000
 DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
+INDEX_DIR = "vector-index"  # under the home
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
 _INTERVAL_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
@@ -37,10 +51,15 @@ class Config:
     embed_threads: int | None = None
     client: str = "plaud"  # "plaud" | "mock"
     mock_corpus: Path | None = None
+    plaud: PlaudSettings = PlaudSettings()
+    web_token: str | None = field(default=None, repr=False)  # PLAUD_API_TOKEN: never shown
+    web_base: str = DEFAULT_WEB_BASE
+    detail_interval_s: float = DETAIL_INTERVAL_S
+    legacy_tokens: Path | None = None  # ~/.plaud/tokens-mcp.json of @plaud-ai/mcp
 
     @property
     def index_dir(self) -> Path:
-        return self.home / "vector-index"
+        return self.home / INDEX_DIR
 
     @property
     def models_dir(self) -> Path:
@@ -158,7 +177,22 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
         client="mock" if env.get("PLAUD_CLIENT", "").lower() == "mock" else "plaud",
         mock_corpus=Path(env["PLAUD_MOCK_CORPUS"]).expanduser()
         if env.get("PLAUD_MOCK_CORPUS") else None,
+        plaud=plaud_settings(env),
+        web_token=env.get("PLAUD_API_TOKEN") or None,
+        web_base=env.get("PLAUD_API_BASE") or DEFAULT_WEB_BASE,
+        detail_interval_s=_detail_interval(env.get("PLAUD_DETAIL_INTERVAL_MS", "")),
+        legacy_tokens=Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json",
     )
+
+
+def _detail_interval(raw: str) -> float:
+    raw = raw.strip()
+    return int(raw) / 1000 if raw.isdigit() else DETAIL_INTERVAL_S
+
+
+def passthrough_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The settings of this shell that a background agent must keep (never a secret)."""
+    return {k: env[k] for k in ENV_VARS if env.get(k) and k not in SECRET_ENV_VARS}
 
 
 def load_config(env: Mapping[str, str] | None = None) -> Config:

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from .config import Config
 from .embedder import Embedder
 from .errors import IndexBusyError, PlaudIndexError
-from .indexer import update_sync_state
 from .service import run_locked_cycle
+from .sync_state import SyncStateStore
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +27,9 @@ HEARTBEAT_S = 60.0
 
 
 def beat(config: Config, clock: Callable[[], float] = time.time, *, running: bool = True) -> None:
-    update_sync_state(config.home, {"daemon": {
+    SyncStateStore(config.home).update(daemon={
         "pid": os.getpid() if running else None, "heartbeat": clock(),
-        "interval_ms": config.interval_ms}})
+        "interval_ms": config.interval_ms})
 
 
 def run_daemon(config: Config, embedder: Embedder, stop: threading.Event,
@@ -43,8 +43,8 @@ def run_daemon(config: Config, embedder: Embedder, stop: threading.Event,
                      "%d chunks embedded in %.1fs", report.listed, report.fetched,
                      report.added, report.updated, report.deleted, report.chunks_embedded,
                      report.seconds)
-        except IndexBusyError:
-            log.info("indexing already in progress, skipping cycle")
+        except IndexBusyError as exc:
+            log.info("%s", exc)
         except PlaudIndexError as exc:  # recorded in the sync state by the cycle
             log.error("Index cycle failed: %s", exc)
         deadline = clock() + config.interval_ms / 1000

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from .chunker import MAX_TOKENS
 from .errors import ModelUnavailableError
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_TOKENS = 256
 BATCH_SIZE = 32
 
 
@@ -33,6 +33,7 @@ class Embedder(Protocol):
     model_id: str
     model_hash: str
     dim: int
+    max_tokens: int  # the chunker's budget per passage, special tokens included
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, each row L2-normalised."""
@@ -129,6 +130,7 @@ class HashEmbedder:
 
     def __init__(self, dim: int = 128) -> None:
         self.dim = dim
+        self.max_tokens = MAX_TOKENS
 
     def count_tokens(self, text: str) -> int:
         return len(_TOKEN.findall(text)) + 2

@@ -42,6 +42,10 @@ class IndexBusyError(PlaudIndexError):
     """Another process holds the indexer lock."""
 
     exit_code = 0
+    MESSAGE = "indexing already in progress, skipping cycle"
+
+    def __init__(self, message: str = MESSAGE) -> None:
+        super().__init__(message)
 
 
 class InvalidQueryError(PlaudIndexError):
@@ -51,7 +55,11 @@ class InvalidQueryError(PlaudIndexError):
 
 
 class UnknownRecordingError(PlaudIndexError):
-    """No recording with that id is in the index."""
+    """No recording with that id is in the index (a search server answer)."""
+
+
+class RecordingGoneError(PlaudIndexError):
+    """The source has no recording with that id any more (Plaud 404, a removed file)."""
 
 
 class SourceError(PlaudIndexError):
@@ -60,6 +68,10 @@ class SourceError(PlaudIndexError):
 
 class PlaudAuthError(SourceError):
     """Signed out, or the sign-in expired or was revoked: the user must log in again."""
+
+    EXPIRED = "Plaud auth expired — run `plaud-index-mcp login`"
+    SIGNED_OUT = ("Not signed in to Plaud: run `plaud-index-mcp login` (or set "
+                  "PLAUD_CLIENT=mock to index the bundled sample).")
 
 
 class PlaudTransientError(SourceError):
@@ -77,3 +89,11 @@ class LoginError(PlaudIndexError):
 
 class TokenStoreError(PlaudIndexError):
     """Tokens cannot be read or written (a locked keychain, a broken file)."""
+
+
+class AgentError(PlaudIndexError):
+    """The service manager (launchd, systemd) refused to load or unload the agent."""
+
+
+class StateError(PlaudIndexError):
+    """A state file of ours was written by a newer version, or cannot be written."""

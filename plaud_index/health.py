@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .config import format_interval
+from .models import Health
+
+if TYPE_CHECKING:  # the shape only: this module reads no file
+    from .sync_state import SyncState
 
 
-def health(state: Mapping[str, Any], now: float, interval_ms: int,
-           daemon_alive: bool | None) -> dict[str, Any]:
-    """``{"ok": bool, "flags": [...]}``; each flag is a sentence a user can act on."""
+def health(state: SyncState, now: float, interval_ms: int,
+           daemon_alive: bool | None) -> Health:
+    """Each flag is a sentence a user can act on; no flags means ok."""
     interval = interval_ms / 1000
     flags: list[str] = []
-    last = state.get("last_success")
+    last = state.last_success
     if last is None:
-        flags.append("never synced: run `python -m plaud_index indexer --once`")
+        flags.append("never synced: run `plaud-index-mcp indexer --once`")
     elif now - float(last) > 3 * interval:
         flags.append(f"stale: no successful sync for {format_interval(int(now - last) * 1000)}"
                      f" (more than 3 intervals of {format_interval(interval_ms)})")
-    if state.get("last_error_kind") == "PlaudAuthError":
+    if state.last_error_kind == "PlaudAuthError":
         flags.append("auth expired: run `plaud-index-mcp login`")
-    daemon = state.get("daemon") or {}
+    daemon = state.daemon or {}
     if daemon.get("pid"):
         beat = float(daemon.get("heartbeat") or 0)
         if daemon_alive is False:
             flags.append(f"the indexer daemon (pid {daemon['pid']}) is not running")
         elif now - beat > 2 * float(daemon.get("interval_ms") or interval_ms) / 1000:
             flags.append(f"the indexer daemon's heartbeat is {int(now - beat)}s old")
-    return {"ok": not flags, "flags": flags}
+    return Health(ok=not flags, flags=tuple(flags))

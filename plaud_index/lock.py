@@ -9,7 +9,6 @@ stale lock behind.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from .errors import IndexBusyError
+from .fsio import open_lock_file, try_flock, unflock
 
 
 class IndexerLock:
@@ -25,11 +25,8 @@ class IndexerLock:
         self._fd: int | None = None
 
     def try_acquire(self, role: str = "indexer") -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd = open_lock_file(self.path)
+        if not try_flock(fd):
             os.close(fd)
             return False
         os.ftruncate(fd, 0)
@@ -40,13 +37,13 @@ class IndexerLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            unflock(self._fd)
             os.close(self._fd)
             self._fd = None
 
     def __enter__(self) -> IndexerLock:
         if not self.try_acquire():
-            raise IndexBusyError("indexing already in progress, skipping cycle")
+            raise IndexBusyError
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -61,16 +58,14 @@ def lock_holder(path: Path) -> dict[str, object] | None:
     except FileNotFoundError:
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not try_flock(fd, shared=True):
             raw = os.read(fd, 4096)
             try:
                 info = json.loads(raw)
             except ValueError:
                 info = {}
             return info if isinstance(info, dict) else {}
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        unflock(fd)
         return None
     finally:
         os.close(fd)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,27 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """One entry of a source's listing: enough to decide what to fetch."""
+
+    file_id: str
+    title: str
+
+
+# Results. These are the one shape of each answer: the service returns them, the MCP
+# server publishes them as output schemas (the SDK derives JSON Schema from dataclasses),
+# ``render`` turns them into text, and ``dataclasses.asdict`` into JSON.
+
+
+@dataclass(frozen=True)
 class Moment:
     """A place inside a recording where a query matched."""
 
+    start: str  # hh:mm:ss from the recording start, "" for notes
     start_ms: int | None
     end_ms: int | None
     speaker: str
-    source: str
+    source: str  # "transcript" | "notes"
     snippet: str
 
 
@@ -95,7 +110,71 @@ class Hit:
     created_at: str
     score: float
     snippet: str
-    moments: tuple[Moment, ...] = field(default_factory=tuple)
+    moments: tuple[Moment, ...] = ()
+    fetch: str = ""  # how to get the full text
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """How fresh the index behind an answer is."""
+
+    recordings: int
+    chunks: int
+    last_sync: str | None
+    last_error: str | None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    results: tuple[Hit, ...]
+    index: IndexInfo
+
+
+@dataclass(frozen=True)
+class RecordingInfo:
+    """``plaud_get``: one recording's metadata and a few snippets."""
+
+    file_id: str
+    title: str
+    created_at: str
+    duration: str
+    duration_ms: int
+    speakers: tuple[str, ...]
+    notes: tuple[str, ...]
+    chunks: int
+    snippets: tuple[Moment, ...]
+    fetch: str
+
+
+@dataclass(frozen=True)
+class Health:
+    ok: bool
+    flags: tuple[str, ...]  # each a sentence a user can act on
+
+
+@dataclass(frozen=True)
+class Status:
+    """``status``: where the index is, what it holds, and whether it is being kept fresh."""
+
+    home: str
+    index: str
+    recordings: int
+    chunks: int
+    generation: int
+    model: dict[str, Any] | None
+    last_commit: str | None
+    last_success: float | None
+    last_attempt: float | None
+    last_error: str | None
+    last_error_kind: str | None
+    last_report: dict[str, Any] | None
+    pending: int | None
+    held_deletion: dict[str, Any] | None
+    daemon: dict[str, Any] | None
+    progress: dict[str, Any] | None
+    lock_holder: dict[str, Any] | None
+    health: Health
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ from datetime import date
 
 import numpy as np
 
+from .analyzer import query_terms, tokenize
 from .errors import InvalidQueryError
-from .keywords import bm25, query_terms, tokenize
+from .index.postings import bm25
+from .index.snapshot import Snapshot
 from .models import Hit, Moment
-from .snapshot import Snapshot
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 25
@@ -195,8 +196,8 @@ def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None =
     if line < len(chunk.line_ms):  # the utterance the match sits in
         start_ms = chunk.line_ms[line] if chunk.line_ms[line] is not None else start_ms
         who = chunk.line_speakers[line] or who
-    return Moment(start_ms=start_ms, end_ms=chunk.end_ms, speaker=who, source=chunk.source,
-                  snippet=snippet)
+    return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
+                  speaker=who, source=chunk.source, snippet=snippet)
 
 
 def _speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tuple[int, int]]:

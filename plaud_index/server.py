@@ -14,19 +14,22 @@ import os
 import sys
 import threading
 import time
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field  # the SDK's own schema layer (a dependency of mcp)
+from pydantic import Field  # the SDK's own schema layer (a dependency of mcp)
 
-from . import __version__
-from .config import load_config
+from . import __version__, lifeline
+from .config import Config
 from .errors import PlaudIndexError
+from .models import RecordingInfo, SearchResult
 from .redact import redact
+from .render import render_recording, render_search
 from .search import DEFAULT_LIMIT, MAX_LIMIT, make_request
-from .service import SearchService, render_results
+from .service import SearchService
 
 log = logging.getLogger(__name__)
 
@@ -61,68 +64,11 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 
 
-class MomentOut(BaseModel):
-    start: str
-    start_ms: int | None
-    end_ms: int | None
-    speaker: str
-    source: str
-    snippet: str
-
-
-class ResultOut(BaseModel):
-    file_id: str
-    title: str
-    created_at: str
-    score: float
-    snippet: str
-    moments: list[MomentOut]
-    fetch: str
-
-
-class IndexOut(BaseModel):
-    recordings: int
-    chunks: int
-    last_sync: str | None
-    last_error: str | None
-
-
-class SearchOut(BaseModel):
-    query: str
-    results: list[ResultOut]
-    index: IndexOut
-
-
-class GetOut(BaseModel):
-    file_id: str
-    title: str
-    created_at: str
-    duration: str
-    duration_ms: int
-    speakers: list[str]
-    notes: list[str]
-    chunks: int
-    snippets: list[MomentOut]
-    fetch: str
-
-
 def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except PlaudIndexError as exc:
         raise ToolError(redact(str(exc))) from exc
-
-
-def render_get(result: dict[str, Any]) -> str:
-    lines = [f'{result["title"]}  [{result["created_at"][:10]}]  file_id {result["file_id"]}',
-             f'duration {result["duration"]}; speakers: {", ".join(result["speakers"]) or "-"}; '
-             f'notes: {", ".join(result["notes"]) or "-"}']
-    for m in result["snippets"]:
-        where = m["start"] or m["source"]
-        lines.append(f'  @{where}{" " + m["speaker"] if m["speaker"] else ""}: '
-                     f'"{m["snippet"]}"')
-    lines.append(result["fetch"])
-    return "\n".join(lines)
 
 
 def build_server(service: SearchService) -> MCPServer[Any]:
@@ -143,24 +89,24 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                                                          "whose name contains this text.")] = None,
         source: Annotated[str, Field(description='"any", "transcript" (what was said) or '
                                                  '"notes" (Plaud\'s AI notes).')] = "any",
-    ) -> Annotated[CallToolResult, SearchOut]:
+    ) -> Annotated[CallToolResult, SearchResult]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
                         limit=limit, speaker=speaker, source=source)
         result = _call(service.search, request)
-        return CallToolResult(content=[TextContent(type="text", text=render_results(result))],
-                              structured_content=result)
+        return CallToolResult(content=[TextContent(type="text", text=render_search(result))],
+                              structured_content=asdict(result))
 
     @server.tool(name="plaud_get", description=GET_DESCRIPTION, annotations=READ_ONLY)
     def plaud_get(
         file_id: Annotated[str, Field(description="A file_id returned by plaud_search.")],
         query: Annotated[str | None, Field(description="Optional topic: choose snippets about "
                                                        "it inside this recording.")] = None,
-    ) -> Annotated[CallToolResult, GetOut]:
+    ) -> Annotated[CallToolResult, RecordingInfo]:
         if not file_id or not file_id.strip():
             raise ToolError("file_id is empty: pass a file_id from plaud_search")
         result = _call(service.get, file_id, query)
-        return CallToolResult(content=[TextContent(type="text", text=render_get(result))],
-                              structured_content=result)
+        return CallToolResult(content=[TextContent(type="text", text=render_recording(result))],
+                              structured_content=asdict(result))
 
     return server
 
@@ -178,25 +124,10 @@ def _load_model_in_background(service: SearchService) -> None:
     threading.Thread(target=load, name="model-loader", daemon=True).start()
 
 
-def _exit_when_parent_dies(interval_s: float = 1.0) -> None:
-    """An MCP client that crashes leaves stdin open on some platforms; don't linger."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(interval_s)
-            if os.getppid() != parent:
-                log.info("Parent process %s is gone; exiting", parent)
-                os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
-
-
-def serve() -> int:
-    config = load_config()
+def serve(config: Config) -> int:
     service = SearchService(config)
     _load_model_in_background(service)
-    _exit_when_parent_dies()
+    lifeline.watch()
     log.info("plaud-index-mcp %s serving MCP on stdio (index %s)", __version__,
              config.index_dir)
     build_server(service).run("stdio")

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .snapshot import IndexedRecording
+from .index.snapshot import IndexedRecording
+from .models import Listed
 
 RECENT_S = 7 * 86400
 REVALIDATE_PERIOD_S = 86400
@@ -46,13 +47,13 @@ def _created(rec: IndexedRecording) -> float:
         return 0.0
 
 
-def plan_fetches(listing: Mapping[str, Mapping[str, Any]],
+def plan_fetches(listing: Mapping[str, Listed],
                  known: Mapping[str, IndexedRecording], checked: Mapping[str, float],
                  now: float, interval_s: float, forced: Collection[str] = ()) -> FetchPlan:
     new, processing, renamed, recent, old = [], [], [], [], []
     for file_id, row in listing.items():
         rec = known.get(file_id)
-        name = str(row.get("name") or "").strip()
+        name = row.title
         if rec is None:
             new.append(file_id)
         elif rec.chunk_count == 0:

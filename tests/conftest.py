@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from fake_plaud import FakePlaud
 
-from plaud_index.auth import login
-from plaud_index.config import Config, build_config
+from plaud_index.config import ENV_VARS, Config, build_config
 from plaud_index.embedder import HashEmbedder, OnnxEmbedder
 from plaud_index.model_files import packaged
-from plaud_index.plaud_settings import plaud_settings
-from plaud_index.tokens import default_store
-from plaud_index.transport import Transport
+from plaud_index.plaud.auth import login
+from plaud_index.plaud.settings import plaud_settings
+from plaud_index.plaud.tokens import default_store
+from plaud_index.plaud.transport import Transport
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -28,12 +28,9 @@ REPO = Path(__file__).resolve().parent.parent
 def index_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("PLAUD_INDEX_HOME", str(home))
-    for var in ("INDEX_INTERVAL_MS", "PLAUD_INDEX_INTERVAL", "PLAUD_EMBEDDER", "PLAUD_CLIENT",
-                "PLAUD_MOCK_CORPUS", "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH",
-                "PLAUD_API_TOKEN", "PLAUD_API_BASE", "PLAUD_MCP_API_BASE", "PLAUD_AUTH_URL",
-                "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
-                "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS"):
-        monkeypatch.delenv(var, raising=False)
+    for var in ENV_VARS:  # the program's one list: nothing of the developer's shell leaks in
+        if var != "PLAUD_INDEX_HOME":
+            monkeypatch.delenv(var, raising=False)
     return home
 
 

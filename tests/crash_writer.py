@@ -15,8 +15,8 @@ import numpy as np
 from helpers import indexed, make_chunks
 
 from plaud_index.embedder import HashEmbedder
-from plaud_index.snapshot import ModelInfo
-from plaud_index.writer import open_writer
+from plaud_index.index.snapshot import ModelInfo
+from plaud_index.index.writer import open_writer
 
 
 def main() -> None:

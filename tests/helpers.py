@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
+
+from plaud_index.plaud import PlaudSource
 
 
 def detail(file_id: str = "f" * 32, *, name: str = "Weekly sync",
@@ -29,10 +32,12 @@ def detail(file_id: str = "f" * 32, *, name: str = "Weekly sync",
     return payload
 
 
-class FakeSource:
-    """An in-memory recording source with a call log (a fake, not a mock)."""
+class FakeSource(PlaudSource):
+    """An in-memory Plaud (raw detail JSON) behind the real adapter, with a call log
+    (a fake, not a mock). It is its own raw client."""
 
     def __init__(self, details: list[dict[str, Any]]) -> None:
+        super().__init__(self)
         self.details = {d["id"]: d for d in details}
         self.detail_calls: list[str] = []
         self.listing_override: list[dict[str, Any]] | None = None
@@ -52,7 +57,7 @@ def make_chunks(file_id: str, n: int, words: str = "budget plan") -> list[Any]:
     """``n`` chunks for ``file_id`` with distinct text (for store tests)."""
     from plaud_index.models import Chunk
 
-    return [Chunk(chunk_id=f"{file_id}-{i}-{abs(hash(words)) % 10**6}", file_id=file_id,
+    return [Chunk(chunk_id=f"{file_id}-{i}-{zlib.crc32(words.encode())}", file_id=file_id,
                   source="transcript", text=f"{words} {file_id} part {i}",
                   embed_text=f"{words} {file_id} part {i}", start_ms=i * 1000,
                   end_ms=i * 1000 + 900, speakers=("Ann",), line_ms=(i * 1000,),
@@ -61,6 +66,6 @@ def make_chunks(file_id: str, n: int, words: str = "budget plan") -> list[Any]:
 
 def indexed(file_id: str, chunks: int, *, title: str = "Rec", digest: str = "h1",
             created_at: str = "2026-03-02T10:00:00+00:00") -> Any:
-    from plaud_index.snapshot import IndexedRecording
+    from plaud_index.index.snapshot import IndexedRecording
 
     return IndexedRecording(file_id, title, created_at, 1000, digest, ("Ann",), (), chunks)

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from plaud_index.agent import LABEL, AgentError, install, launchd_plist, plan, uninstall
+from plaud_index.agent import LABEL, install, launchd_plist, plan, uninstall
+from plaud_index.errors import AgentError
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,9 @@
-"""The import rules of DESIGN.md, checked by walking every module's imports."""
+"""The import rules of DESIGN.md, checked by walking every module's imports.
+
+Modules are named relative to the package (``search``, ``plaud.documents``,
+``index.snapshot``); relative imports are resolved, so a renamed or moved
+module fails here instead of slipping past a name check.
+"""
 
 from __future__ import annotations
 
@@ -8,47 +13,105 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "plaud_index"
-MODULES = {p.stem: ast.parse(p.read_text()) for p in PACKAGE.glob("*.py")}
-PURE = {"errors", "models", "documents", "chunker", "search", "keywords", "snapshot", "redact"}
-IO_MODULES = {"os", "socket", "urllib", "http", "subprocess", "fcntl", "time", "sqlite3",
-              "shutil", "tempfile", "threading", "pathlib", "io"}
 
 
-def imports(tree: ast.Module) -> set[str]:
-    """Top-level names of everything a module imports; package-relative as ``.name``."""
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts) or "__init__"
+
+
+MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
+# Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
+PURE = {"errors", "models", "analyzer", "chunker", "search", "render", "health", "redact",
+        "sync_policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings"}
+IO_MODULES = {"os", "socket", "urllib.request", "urllib.error", "http", "subprocess", "fcntl",
+              "time", "sqlite3", "shutil", "tempfile", "threading", "pathlib", "io", "asyncio",
+              "webbrowser", "zipfile", "importlib"}
+# ``config`` is pure but for ``load_config`` (checked below); ``__init__`` holds the version.
+PURE_DEPENDENCIES = PURE | {"config", "__init__", "plaud"}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node except those under ``if TYPE_CHECKING:`` (type-only imports)."""
+    out: list[ast.AST] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.If) and _is_type_checking(child)):
+                stack.append(child)
+    return out
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> list[str]:
+    """Absolute names (relative to the package) of what a ``from … import`` brings in."""
+    package = module.split(".")[:-1] if module != "__init__" else []
+    if module in {"plaud", "index"}:  # an __init__: its package is itself
+        package = [module]
+    base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+    prefix = [*base, *(node.module.split(".") if node.module else [])]
+    names = []
+    for alias in node.names:
+        candidate = ".".join([*prefix, alias.name])
+        names.append(candidate if candidate in MODULES else ".".join(prefix) or "__init__")
+    return names
+
+
+def package_imports(module: str) -> set[str]:
+    """Package modules imported at run time by ``module``."""
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+    for node in _runtime_nodes(MODULES[module]):
+        if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = (node.module or "").split(".")[0]
-                found.update(f".{base or alias.name}" for alias in node.names)
-            else:
-                found.add((node.module or "").split(".")[0])
+                found.update(_resolve(module, node))
+            elif (node.module or "").startswith("plaud_index"):
+                found.add(node.module.removeprefix("plaud_index.") or "__init__")  # type: ignore[union-attr]
     return found
 
 
-def calls(tree: ast.Module, name: str) -> list[int]:
+def external_imports(module: str) -> set[str]:
+    """Every prefix of every outside module imported (``urllib.parse`` → urllib, urllib.parse)."""
+    found: set[str] = set()
+    for node in _runtime_nodes(MODULES[module]):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        for name in names:
+            parts = name.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return found
+
+
+def calls(tree: ast.AST, name: str) -> list[int]:
     return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and (
         (isinstance(n.func, ast.Name) and n.func.id == name)
         or (isinstance(n.func, ast.Attribute) and n.func.attr == name))]
 
 
 def test_every_listed_module_exists() -> None:
-    assert set(MODULES) >= PURE
+    assert set(MODULES) >= PURE | {"server", "cli", "indexer", "plaud", "index.store"}
+
+
+def test_every_import_resolves_to_a_module_of_the_package() -> None:
+    unknown = {m: sorted(i for i in package_imports(m) if i not in MODULES) for m in MODULES}
+    assert not {m: i for m, i in unknown.items() if i}
 
 
 @pytest.mark.parametrize("module", ["errors", "models"])
 def test_errors_and_models_import_nothing_from_the_package(module: str) -> None:
-    assert not {i for i in imports(MODULES[module]) if i.startswith(".")}
+    assert not package_imports(module)
 
 
 @pytest.mark.parametrize("module", sorted(PURE))
 def test_pure_modules_do_no_io(module: str) -> None:
     tree = MODULES[module]
-    assert not imports(tree) & IO_MODULES
-    assert not calls(tree, "open") and not calls(tree, "now")
+    assert not external_imports(module) & IO_MODULES
+    assert not calls(tree, "open") and not calls(tree, "now") and not calls(tree, "time")
+    assert package_imports(module) <= PURE_DEPENDENCIES, "a pure module imports an I/O one"
 
 
 def test_config_touches_the_filesystem_only_in_load_config() -> None:
@@ -61,15 +124,33 @@ def test_config_touches_the_filesystem_only_in_load_config() -> None:
 
 
 def test_only_the_server_imports_mcp() -> None:
-    users = {name for name, tree in MODULES.items() if "mcp" in imports(tree)}
-    assert users <= {"server"}
+    assert {m for m in MODULES if "mcp" in external_imports(m)} <= {"server"}
 
 
-def test_plaud_api_never_imports_auth_and_server_never_imports_the_client() -> None:
-    if "plaud_api" in MODULES:
-        assert ".auth" not in imports(MODULES["plaud_api"])
-    if "server" in MODULES:
-        assert not imports(MODULES["server"]) & {".plaud_api", ".auth"}
+def test_outside_plaud_only_its_interface_is_used() -> None:
+    offenders = {m: sorted(i for i in package_imports(m) if i.startswith("plaud."))
+                 for m in MODULES if not m.startswith("plaud")}
+    assert not {m: i for m, i in offenders.items() if i}
+
+
+def test_plaud_never_imports_the_index_or_the_stages_after_it() -> None:
+    later = ("index", "indexer", "search", "service", "server", "cli", "chunker", "embedder")
+    for module in (m for m in MODULES if m == "plaud" or m.startswith("plaud.")):
+        assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
+
+
+def test_the_index_never_imports_plaud_or_what_uses_the_index() -> None:
+    later = ("plaud", "indexer", "search", "service", "server", "cli")
+    for module in (m for m in MODULES if m == "index" or m.startswith("index.")):
+        assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
+
+
+def test_the_server_reaches_plaud_only_through_the_service() -> None:
+    assert not {i for i in package_imports("server") if i.split(".")[0] in {"plaud", "index"}}
+
+
+def test_the_api_client_never_imports_auth() -> None:
+    assert "plaud.auth" not in package_imports("plaud.api")
 
 
 def test_no_print_outside_the_cli() -> None:
@@ -80,7 +161,7 @@ def test_no_print_outside_the_cli() -> None:
 
 def test_data_flows_one_way() -> None:
     # search ranks what the store gives it; it never reaches back into I/O modules.
-    assert not imports(MODULES["search"]) & {".store", ".writer", ".indexer", ".service",
-                                             ".embedder", ".server"}
-    assert not imports(MODULES["documents"]) & {".chunker", ".store", ".search"}
-    assert not imports(MODULES["chunker"]) & {".store", ".search", ".embedder"}
+    assert not package_imports("search") & {"index.store", "index.writer", "indexer",
+                                            "service", "embedder", "server"}
+    assert not package_imports("plaud.documents") & {"chunker", "index.store", "search"}
+    assert not package_imports("chunker") & {"index.store", "search", "embedder"}

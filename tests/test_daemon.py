@@ -11,23 +11,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_plaud import FakePlaud, Rule
 
-from plaud_index.auth import TokenManager
 from plaud_index.config import build_config
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import PlaudAuthError, PlaudTransientError
-from plaud_index.indexer import Indexer, read_sync_state
+from plaud_index.index.store import open_snapshot
+from plaud_index.indexer import Indexer
 from plaud_index.models import SyncReport
-from plaud_index.plaud_api import PlaudClient
-from plaud_index.plaud_settings import plaud_settings
+from plaud_index.plaud import PlaudSource
+from plaud_index.plaud.api import PlaudClient
+from plaud_index.plaud.auth import TokenManager
+from plaud_index.plaud.settings import plaud_settings
+from plaud_index.plaud.tokens import default_store
+from plaud_index.plaud.transport import Transport
+from plaud_index.search import make_request
 from plaud_index.service import SearchService
-from plaud_index.store import open_snapshot
-from plaud_index.tokens import default_store
-from plaud_index.transport import Transport
+from plaud_index.sync_state import SyncStateStore
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,7 +39,7 @@ def cycle(home: Path, embedder: HashEmbedder | None = None) -> SyncReport:
     transport = Transport(sleep=lambda s: None, timeout=3)
     manager = TokenManager(default_store(home), settings, transport, home / "refresh.lock")
     client = PlaudClient(settings, manager, transport, detail_interval=0)
-    return Indexer(client, embedder or HashEmbedder(), home / "vector-index").run_cycle()
+    return Indexer(PlaudSource(client), embedder or HashEmbedder(), home).run_cycle()
 
 
 def titles(home: Path) -> set[str]:
@@ -54,7 +56,7 @@ def test_first_sync_killed_mid_way_resumes_without_re_embedding(
                              cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while (read_sync_state(index_home).get("progress") or {}).get("done", 0) < 75:
+    while (SyncStateStore(index_home).read().progress or {}).get("done", 0) < 75:
         assert time.monotonic() < deadline and child.poll() is None
         time.sleep(0.05)
     child.kill()
@@ -83,9 +85,8 @@ def test_cycles_follow_new_edited_and_deleted_recordings(
     assert report.added == 1 and "Brand new recording" in titles(index_home)
     service = SearchService(build_config({"PLAUD_INDEX_HOME": str(index_home),
                                           "PLAUD_EMBEDDER": "mock"}, None))
-    hit = service.search(__import__("plaud_index.search", fromlist=["x"]).make_request(
-        "quarterly hiring plan"))["results"][0]
-    assert hit["title"] == "Brand new recording"
+    hit = service.search(make_request("quarterly hiring plan")).results[0]
+    assert hit.title == "Brand new recording"
     fake.update_note(recent["id"], "## Summary\nThe standup moved to Tuesdays.")
     edited = cycle(index_home)
     assert edited.updated == 1 and edited.chunks_embedded == 1  # only the note's chunk
@@ -132,11 +133,11 @@ def test_network_down_for_several_cycles_then_back(
         with pytest.raises(PlaudTransientError):
             cycle(index_home)
         assert len(titles(index_home)) == 10
-    assert read_sync_state(index_home)["last_error_kind"] == "PlaudTransientError"
+    assert SyncStateStore(index_home).read().last_error_kind == "PlaudTransientError"
     fake.faults.remove(outage)
     fake.add_file(600, name="After the outage", created_epoch=time.time())
     assert cycle(index_home).added == 1
-    assert read_sync_state(index_home)["last_error"] is None
+    assert SyncStateStore(index_home).read().last_error is None
 
 
 def test_steady_state_cycle_costs_only_the_list_and_the_revalidation_budget(
@@ -167,10 +168,10 @@ def test_daemon_stops_cleanly_on_sigterm(index_home: Path) -> None:
         line = daemon.stderr.readline()
         assert line, "".join(lines)
         lines.append(line)
-    state: dict[str, Any] = read_sync_state(index_home)
-    assert state["daemon"]["pid"] == daemon.pid
+    state = SyncStateStore(index_home).read()
+    assert state.daemon is not None and state.daemon["pid"] == daemon.pid
     daemon.send_signal(signal.SIGTERM)
     assert daemon.wait(timeout=10) == 0
     assert "Indexer stopped" in daemon.stderr.read()
-    assert read_sync_state(index_home)["daemon"]["pid"] is None
+    assert (SyncStateStore(index_home).read().daemon or {"pid": 0})["pid"] is None
     assert len(titles(index_home)) == 12

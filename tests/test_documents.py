@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 import pytest
 from helpers import detail
 
-from plaud_index.documents import (
+from plaud_index.errors import MalformedRecordingError
+from plaud_index.plaud.documents import (
     normalize_recording,
     note_markdown,
     parse_duration_ms,
@@ -16,7 +17,6 @@ from plaud_index.documents import (
     parse_timestamp,
     split_markdown_sections,
 )
-from plaud_index.errors import MalformedRecordingError
 
 UTC = timezone.utc
 

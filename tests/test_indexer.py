@@ -12,10 +12,11 @@ from helpers import FakeSource, detail
 from plaud_index.config import Config
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError, SourceError
-from plaud_index.indexer import Indexer, read_sync_state
+from plaud_index.index.store import open_snapshot
+from plaud_index.indexer import Indexer
 from plaud_index.lock import IndexerLock, lock_holder
 from plaud_index.service import run_locked_cycle
-from plaud_index.store import open_snapshot
+from plaud_index.sync_state import SyncStateStore
 
 
 class CountingEmbedder(HashEmbedder):
@@ -41,10 +42,10 @@ def corpus(n: int = 5) -> list[dict[str, object]]:
 
 def test_first_cycle_indexes_everything(tmp_path: Path) -> None:
     source = FakeSource(corpus())
-    report = Indexer(source, HashEmbedder(), tmp_path / "idx", commit_every=2).run_cycle()
+    report = Indexer(source, HashEmbedder(), tmp_path, commit_every=2).run_cycle()
     assert (report.listed, report.added, report.fetched) == (5, 5, 5)
     assert report.commits == 3  # groups of two: progress is durable as it goes
-    snap = open_snapshot(tmp_path / "idx")
+    snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and len(snap.recordings) == 5
     assert report.chunks_embedded == snap.live_chunks > 5
 
@@ -52,14 +53,15 @@ def test_first_cycle_indexes_everything(tmp_path: Path) -> None:
 def test_unchanged_second_cycle_fetches_and_embeds_nothing(tmp_path: Path) -> None:
     source, embedder = FakeSource(corpus()), CountingEmbedder()
     Indexer(source, embedder, tmp_path).run_cycle()
-    manifest = (tmp_path / "manifest.json").stat().st_ino
+    manifest = (tmp_path / "vector-index" / "manifest.json").stat().st_ino
     source.detail_calls.clear()
     embedder.embedded.clear()
     report = Indexer(source, embedder, tmp_path).run_cycle()
     # old recordings are re-checked in a rolling window: ceil(5 * 300 s / 1 day) = 1 per cycle
     assert len(source.detail_calls) == 1 and embedder.embedded == []
     assert report.unchanged == 5 and report.commits == 0
-    assert (tmp_path / "manifest.json").stat().st_ino == manifest  # nothing rewritten
+    # nothing rewritten
+    assert (tmp_path / "vector-index" / "manifest.json").stat().st_ino == manifest
 
 
 def test_renamed_recording_is_re_fetched_and_updates_its_title(tmp_path: Path) -> None:
@@ -69,7 +71,7 @@ def test_renamed_recording_is_re_fetched_and_updates_its_title(tmp_path: Path) -
     source.details["id002"]["name"] = "Meeting 2 (edited)"
     report = Indexer(source, HashEmbedder(), tmp_path).run_cycle()
     assert source.detail_calls[0] == "id002" and report.updated == 1
-    snap = open_snapshot(tmp_path)
+    snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None
     assert snap.recordings[snap.by_id["id002"]].title == "Meeting 2 (edited)"
 
@@ -93,7 +95,7 @@ def test_recording_missing_from_a_healthy_listing_is_deleted(tmp_path: Path) -> 
     del source.details["id004"]
     report = Indexer(source, HashEmbedder(), tmp_path).run_cycle()
     assert report.deleted == 1
-    snap = open_snapshot(tmp_path)
+    snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and "id004" not in snap.by_id and len(snap.recordings) == 4
 
 
@@ -107,7 +109,7 @@ def test_empty_or_shrunken_listing_deletes_nothing(
     with caplog.at_level(logging.WARNING):
         report = Indexer(source, HashEmbedder(), tmp_path).run_cycle()
     assert report.deleted == 0 and "deleting nothing" in caplog.text
-    snap = open_snapshot(tmp_path)
+    snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and len(snap.recordings) == 5
 
 
@@ -134,7 +136,7 @@ def test_recording_without_content_is_re_fetched_next_cycle(tmp_path: Path) -> N
     source.details["id000"] = corpus(1)[0]
     report = Indexer(source, HashEmbedder(), tmp_path).run_cycle()
     assert report.updated == 1
-    snap = open_snapshot(tmp_path)
+    snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and snap.live_chunks > 0
 
 
@@ -144,14 +146,14 @@ def test_broken_listing_fails_the_cycle_and_records_the_error(tmp_path: Path) ->
             raise SourceError("Plaud returned HTML instead of JSON")
 
     with pytest.raises(SourceError):
-        Indexer(Broken([]), HashEmbedder(), tmp_path / "vector-index").run_cycle()
-    state = read_sync_state(tmp_path)
-    assert state["last_error"] == "Plaud returned HTML instead of JSON"
-    assert "last_success" not in state
+        Indexer(Broken([]), HashEmbedder(), tmp_path).run_cycle()
+    state = SyncStateStore(tmp_path).read()
+    assert state.last_error == "Plaud returned HTML instead of JSON"
+    assert state.last_success is None
 
 
 def test_sync_state_records_success(tmp_path: Path) -> None:
-    Indexer(FakeSource(corpus(1)), HashEmbedder(), tmp_path / "vector-index").run_cycle()
+    Indexer(FakeSource(corpus(1)), HashEmbedder(), tmp_path).run_cycle()
     state = json.loads((tmp_path / "sync-state.json").read_text())
     assert state["last_error"] is None and state["last_report"]["added"] == 1
 
@@ -180,6 +182,6 @@ def test_model_change_re_indexes_and_promotes_when_complete(tmp_path: Path) -> N
 
     report = Indexer(source, Other(), tmp_path).run_cycle()
     assert report.added == 3
-    snap = open_snapshot(tmp_path)
+    snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and snap.model.model_id == "other/model"
     assert len(snap.recordings) == 3

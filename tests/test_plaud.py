@@ -17,18 +17,18 @@ import pytest
 from conftest import free_port
 from fake_plaud import FakePlaud, Rule
 
-from plaud_index.auth import TokenManager, authorize_url, exchange_code, login
-from plaud_index.documents import normalize_recording
 from plaud_index.errors import (
     LoginError,
     PlaudAuthError,
     PlaudTransientError,
     PlaudUpstreamError,
 )
-from plaud_index.plaud_api import PlaudClient
-from plaud_index.plaud_settings import PlaudSettings, plaud_settings
-from plaud_index.tokens import FileTokenStore, Tokens, migrate_legacy
-from plaud_index.transport import Transport
+from plaud_index.plaud.api import PlaudClient
+from plaud_index.plaud.auth import TokenManager, authorize_url, exchange_code, login
+from plaud_index.plaud.documents import normalize_recording
+from plaud_index.plaud.settings import PlaudSettings, plaud_settings
+from plaud_index.plaud.tokens import FileTokenStore, Tokens, migrate_legacy
+from plaud_index.plaud.transport import Transport
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_login_without_a_valid_callback_times_out_without_exchanging(
 
 def test_reused_code_and_bad_verifier_are_refused(settings: PlaudSettings,
                                                   transport: Transport, fake: FakePlaud) -> None:
-    from plaud_index.auth import challenge_for, make_state, make_verifier
+    from plaud_index.plaud.auth import challenge_for, make_state, make_verifier
 
     verifier, state = make_verifier(), make_state()
     url = authorize_url(settings, challenge_for(verifier), state)
@@ -315,9 +315,9 @@ def test_oversized_link_body_is_refused(settings: PlaudSettings, store: FileToke
 
 
 def test_unknown_recording_is_a_clear_error(api: PlaudClient) -> None:
-    from plaud_index.errors import UnknownRecordingError
+    from plaud_index.errors import RecordingGoneError
 
-    with pytest.raises(UnknownRecordingError):
+    with pytest.raises(RecordingGoneError):
         api.get_file("0" * 32)
 
 
@@ -423,7 +423,7 @@ def test_every_special_fixture_normalises(name: str, check: Any, api: PlaudClien
 
 
 def test_pacer_starts_near_one_per_second_speeds_up_and_backs_off() -> None:
-    from plaud_index.plaud_api import Pacer
+    from plaud_index.plaud.api import Pacer
 
     now = [0.0]
     waits: list[float] = []

@@ -13,15 +13,16 @@ import pytest
 from conftest import free_port
 from fake_plaud import FakePlaud, Rule
 
-from plaud_index.auth import TokenManager
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import PlaudUpstreamError
+from plaud_index.index.store import open_snapshot
 from plaud_index.indexer import Indexer
-from plaud_index.plaud_api import PlaudClient
-from plaud_index.plaud_settings import plaud_settings
-from plaud_index.store import open_snapshot
-from plaud_index.tokens import default_store
-from plaud_index.transport import Transport
+from plaud_index.plaud import PlaudSource
+from plaud_index.plaud.api import PlaudClient
+from plaud_index.plaud.auth import TokenManager
+from plaud_index.plaud.settings import plaud_settings
+from plaud_index.plaud.tokens import default_store
+from plaud_index.plaud.transport import Transport
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -57,8 +58,8 @@ def test_expired_access_token_is_refreshed_once_while_processes_race(
     fake.access[tokens.access_token]["revoked"] = True  # the access token dies server-side
     before = len(fake.requests("/access-token/refresh"))
     # The search server's fallback and the CLI use exactly this path to reach Plaud.
-    lister = ("from plaud_index.config import load_config; from plaud_index.service import "
-              "make_source; print(len(make_source(load_config()).list_files()))")
+    lister = ("from plaud_index.config import load_config; from plaud_index.plaud import "
+              "make_source; print(len(make_source(load_config()).list_recordings()))")
     racers = [subprocess.Popen([sys.executable, "-c", lister], cwd=REPO, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, **plaud_env}) for _ in range(3)]
@@ -79,9 +80,9 @@ def test_a_bad_listing_never_deletes_indexed_recordings(
     def cycle() -> object:
         manager = TokenManager(default_store(index_home), settings, transport,
                                index_home / "refresh.lock")
-        return Indexer(PlaudClient(settings, manager, transport, detail_interval=0),
-                       HashEmbedder(),
-                       index_home / "vector-index").run_cycle()
+        return Indexer(PlaudSource(PlaudClient(settings, manager, transport,
+                                               detail_interval=0)),
+                       HashEmbedder(), index_home).run_cycle()
 
     cycle()
     if fault == "empty_listing":

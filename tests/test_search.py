@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from helpers import detail
 
+from plaud_index.analyzer import query_terms, tokenize
 from plaud_index.chunker import Chunker
-from plaud_index.documents import normalize_recording
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
+from plaud_index.index.snapshot import ModelInfo, Snapshot
+from plaud_index.index.store import open_snapshot
+from plaud_index.index.writer import open_writer
 from plaud_index.indexer import content_hash, indexed_record
-from plaud_index.keywords import query_terms, tokenize
+from plaud_index.plaud.documents import normalize_recording
 from plaud_index.search import make_request, make_snippet, search
-from plaud_index.snapshot import ModelInfo, Snapshot
-from plaud_index.store import open_snapshot
-from plaud_index.writer import open_writer
 
 EMBEDDER = HashEmbedder()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -196,7 +197,7 @@ async def test_no_index_and_no_source_is_a_clear_refusal(tmp_path: Path) -> None
 
 async def test_server_reloads_the_index_after_an_indexer_commit(home: Path,
                                                                 tmp_path: Path) -> None:
-    sample = (REPO / "plaud_index" / "sample_corpus.jsonl").read_text()
+    sample = (REPO / "plaud_index" / "plaud" / "sample_corpus.jsonl").read_text()
     extra = {"id": "new-recording-1", "name": "Warehouse robots pilot",
              "created_at": "2026-10-01T09:00:00Z", "duration": 30, "note": "",
              "transcript": [{"speaker": "Ivy", "start": 0, "end": 9,
@@ -260,6 +261,24 @@ def test_initialize_does_not_wait_for_the_model(home: Path) -> None:
     assert b"Embedding model" not in server.stderr.split(b"serving MCP")[0]
 
 
+def wait_until_it_holds_its_lifeline(pid: int) -> None:
+    """The server records its parent first thing; on Linux /proc shows the death-signal
+    handler once it is installed, so the test never races a sleep against start-up."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():  # not Linux: give start-up generous time instead
+        time.sleep(3.0)
+        return
+    bit = 1 << (signal.SIGUSR1 - 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        caught = next((line.split()[1] for line in status.read_text().splitlines()
+                       if line.startswith("SigCgt:")), "0")
+        if int(caught, 16) & bit:
+            return
+        time.sleep(0.01)
+    pytest.fail("the server never installed its parent-death handler")
+
+
 def test_exits_when_its_parent_dies_even_with_stdin_open(home: Path) -> None:
     read_end, write_end = os.pipe()  # the test keeps the write end: stdin never hits EOF
     parent = subprocess.Popen(
@@ -274,7 +293,7 @@ def test_exits_when_its_parent_dies_even_with_stdin_open(home: Path) -> None:
     try:
         assert parent.stdout is not None
         server_pid = int(parent.stdout.readline())
-        time.sleep(1.0)  # let it start serving
+        wait_until_it_holds_its_lifeline(server_pid)
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 5

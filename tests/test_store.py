@@ -17,9 +17,9 @@ from helpers import indexed, make_chunks
 
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
-from plaud_index.snapshot import ModelInfo
-from plaud_index.store import MANIFEST, STAGED, manifest_key, open_snapshot
-from plaud_index.writer import MAX_SEGMENTS, IndexWriter, open_writer
+from plaud_index.index.snapshot import ModelInfo
+from plaud_index.index.store import MANIFEST, STAGED, manifest_key, open_snapshot
+from plaud_index.index.writer import MAX_SEGMENTS, IndexWriter, open_writer
 
 EMBEDDER = HashEmbedder()
 MODEL = ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash, EMBEDDER.dim)

@@ -6,6 +6,7 @@ import math
 
 from helpers import indexed
 
+from plaud_index.models import Listed
 from plaud_index.sync_policy import REVALIDATE_PERIOD_S, decide_deletions, plan_fetches
 
 NOW = 1_790_000_000.0  # 2026-09-21
@@ -18,16 +19,16 @@ def known(n: int, created: str = OLD, chunks: int = 3) -> dict[str, object]:
             for i in range(n)}
 
 
-def rows(ids: object) -> dict[str, dict[str, str]]:
-    return {i: {"id": i, "name": f"T{i[1:]}"} for i in ids}  # type: ignore[attr-defined]
+def rows(ids: object) -> dict[str, Listed]:
+    return {i: Listed(i, f"T{i[1:]}") for i in ids}  # type: ignore[attr-defined]
 
 
 def test_new_processing_renamed_and_recent_are_fetched_every_cycle() -> None:
     index = {**known(3), "p": indexed("p", 0, title="Tp"),
              "fresh": indexed("fresh", 3, title="Tfresh", created_at=RECENT)}
-    listing = {**rows(["r0", "r1", "r2"]), "p": {"name": "Tp"}, "fresh": {"name": "Tfresh"},
-               "brand-new": {"name": "x"}}
-    listing["r1"] = {"name": "Renamed"}
+    listing = {**rows(["r0", "r1", "r2"]), "p": Listed("p", "Tp"),
+               "fresh": Listed("fresh", "Tfresh"), "brand-new": Listed("brand-new", "x")}
+    listing["r1"] = Listed("r1", "Renamed")
     plan = plan_fetches(listing, index, {}, NOW, 300)  # type: ignore[arg-type]
     assert plan.ids[:4] == ["brand-new", "p", "r1", "fresh"]
     assert (plan.new, plan.processing, plan.renamed, plan.recent) == (1, 1, 1, 1)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from plaud_index.errors import TokenStoreError
-from plaud_index.tokens import (
+from plaud_index.plaud.tokens import (
     FileTokenStore,
     KeychainTokenStore,
     Tokens,

@@ -6,11 +6,11 @@ import pytest
 from fake_plaud import FakePlaud
 
 from plaud_index.config import build_config
-from plaud_index.documents import normalize_recording
 from plaud_index.errors import PlaudAuthError, PlaudUpstreamError, SourceError
-from plaud_index.service import make_source
-from plaud_index.transport import Transport
-from plaud_index.web_api import WebClient
+from plaud_index.plaud import PlaudSource, make_source
+from plaud_index.plaud.documents import normalize_recording
+from plaud_index.plaud.transport import Transport
+from plaud_index.plaud.web_api import WebClient
 
 
 @pytest.fixture
@@ -56,9 +56,10 @@ def test_region_redirect_is_followed_once(fake: FakePlaud) -> None:
 
 
 def test_the_override_is_used_only_when_set(fake: FakePlaud, tmp_path: object) -> None:
-    config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
-    source = make_source(config, {"PLAUD_API_TOKEN": fake.config.web_token,
-                                  "PLAUD_API_BASE": f"{fake.base_url}/web"})
-    assert isinstance(source, WebClient)
+    source = make_source(build_config({
+        "PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_API_TOKEN": fake.config.web_token,
+        "PLAUD_API_BASE": f"{fake.base_url}/web"}, None))
+    assert isinstance(source, PlaudSource) and isinstance(source.client, WebClient)
     with pytest.raises(SourceError, match="Not signed in to Plaud"):
-        make_source(config, {"HOME": str(tmp_path)})
+        make_source(build_config({"PLAUD_INDEX_HOME": str(tmp_path), "HOME": str(tmp_path)},
+                                 None))

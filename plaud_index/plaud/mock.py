@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import SourceError, UnknownRecordingError
+from ..errors import RecordingGoneError, SourceError
 
 SAMPLE_CORPUS = "sample_corpus.jsonl"
 
@@ -84,7 +84,8 @@ def _read_lines(lines: Iterator[str], label: str) -> list[dict[str, Any]]:
 
 def load_corpus(path: Path | None = None) -> list[dict[str, Any]]:
     if path is None:
-        text = resources.files("plaud_index").joinpath(SAMPLE_CORPUS).read_text("utf-8")
+        sample = resources.files(__package__ or "plaud_index.plaud").joinpath(SAMPLE_CORPUS)
+        text = sample.read_text("utf-8")
         return _read_lines(iter(text.splitlines()), SAMPLE_CORPUS)
     try:
         with path.open(encoding="utf-8") as fh:
@@ -106,5 +107,5 @@ class MockClient:
     def get_file(self, file_id: str) -> dict[str, Any]:
         record = self._records.get(file_id)
         if record is None:
-            raise UnknownRecordingError(f"No recording {file_id} in the mock corpus")
+            raise RecordingGoneError(f"No recording {file_id} in the mock corpus")
         return to_detail(record)

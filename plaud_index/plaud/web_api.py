@@ -13,13 +13,13 @@ import logging
 from typing import Any
 from urllib.parse import quote, urlparse
 
-from .errors import PlaudAuthError, PlaudUpstreamError, UnknownRecordingError
-from .plaud_api import check_link
+from ..errors import PlaudAuthError, PlaudUpstreamError, RecordingGoneError
+from .api import check_link
+from .settings import DEFAULT_WEB_BASE
 from .transport import Transport
 
 log = logging.getLogger(__name__)
 
-DEFAULT_WEB_BASE = "https://api.plaud.ai"
 PAGE = 100
 # Cloudflare in front of the web API wants browser-like requests (API.md §5).
 BROWSER_HEADERS = {
@@ -43,7 +43,7 @@ class WebClient:
             response = self.transport.request("GET", f"{self.base}{path}", headers={
                 **BROWSER_HEADERS, "Authorization": f"Bearer {self._token}"})
             if response.status == 404:
-                raise UnknownRecordingError(f"The Plaud web API has no {path.split('?')[0]}")
+                raise RecordingGoneError(f"The Plaud web API has no {path.split('?')[0]}")
             if response.status != 200:
                 raise PlaudUpstreamError(f"The Plaud web API answered HTTP {response.status} "
                                          f"for {path.split('?')[0]}")

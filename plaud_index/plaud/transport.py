@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__
-from .errors import PlaudTransientError, PlaudUpstreamError
+from .. import __version__
+from ..errors import PlaudTransientError, PlaudUpstreamError
 
 log = logging.getLogger(__name__)
 

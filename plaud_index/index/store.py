@@ -21,17 +21,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from .errors import IndexCorruptError, IndexSchemaError
-from .keywords import Postings
+from ..errors import IndexCorruptError, IndexSchemaError
+from .postings import Postings
 from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
 
 log = logging.getLogger(__name__)
@@ -39,36 +35,6 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 STAGED = "manifest.next.json"
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def atomic_file(path: Path) -> Iterator[IO[bytes]]:
-    """Write ``path`` via a fsynced temp file and ``os.replace``; never a torn file."""
-    tmp = path.with_name(f".tmp-{secrets.token_hex(6)}-{path.name}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: Path, data: object) -> None:
-    with atomic_file(path) as fh:
-        fh.write(json.dumps(data, separators=(",", ":")).encode())
-    fsync_dir(path.parent)
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

@@ -18,19 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from .keywords import build_postings
-from .models import Chunk
+from ..fsio import atomic_file, fsync_dir, write_json_atomic
+from ..models import Chunk
+from .postings import build_postings
 from .snapshot import ChunkRow, IndexedRecording, ModelInfo, Segment, Snapshot
-from .store import (
-    MANIFEST,
-    SCHEMA_VERSION,
-    STAGED,
-    atomic_file,
-    fsync_dir,
-    load_segment,
-    read_manifest,
-    write_json_atomic,
-)
+from .store import MANIFEST, SCHEMA_VERSION, STAGED, load_segment, read_manifest
 
 log = logging.getLogger(__name__)
 

@@ -6,13 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 DEFAULT_CLIENT_ID = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"  # @plaud-ai/mcp's public id
 DEFAULT_AUTH_URL = "https://web.plaud.ai/platform/oauth"
 DEFAULT_API_BASE = "https://platform.plaud.ai/developer/api"
 DEFAULT_CALLBACK = "http://localhost:8199/auth/callback"  # fixed in Plaud's registration
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+DEFAULT_WEB_BASE = "https://api.plaud.ai"  # the web-app API (PLAUD_API_TOKEN)
+DETAIL_INTERVAL_S = 1.0  # between detail requests at first (API.md: be gentle)
 
 
 @dataclass(frozen=True)
@@ -25,14 +27,23 @@ class PlaudSettings:
     callback_url: str = DEFAULT_CALLBACK
 
 
-def plaud_settings(env: Mapping[str, str]) -> PlaudSettings:
-    api = (env.get("PLAUD_MCP_API_BASE") or DEFAULT_API_BASE).rstrip("/")
-    callback = env.get("PLAUD_CALLBACK_URL") or DEFAULT_CALLBACK
+def check_callback(callback: str) -> None:
+    """The sign-in listener can only serve an ``http://<loopback>:<port>/…`` URL."""
     parsed = urlparse(callback)
-    if parsed.scheme != "http" or (parsed.hostname or "") not in LOOPBACK_HOSTS \
-            or not parsed.port:
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    if parsed.scheme != "http" or (parsed.hostname or "") not in LOOPBACK_HOSTS or not port:
         raise ConfigError(f"PLAUD_CALLBACK_URL must be an http://localhost:<port>/… loopback "
                           f"URL, got {callback!r}")
+
+
+def plaud_settings(env: Mapping[str, str]) -> PlaudSettings:
+    """Read once, at the edge, into ``Config``; a bad callback URL is reported by ``login``
+    (the only user of it), so it never stops search or status."""
+    api = (env.get("PLAUD_MCP_API_BASE") or DEFAULT_API_BASE).rstrip("/")
+    callback = env.get("PLAUD_CALLBACK_URL") or DEFAULT_CALLBACK
     return PlaudSettings(
         client_id=env.get("PLAUD_MCP_CLIENT_ID") or DEFAULT_CLIENT_ID,
         auth_url=env.get("PLAUD_AUTH_URL") or DEFAULT_AUTH_URL,

@@ -12,11 +12,9 @@ lock file and a re-read (the indexer and the search server share one sign-in).
 from __future__ import annotations
 
 import base64
-import fcntl
 import hashlib
 import hmac
 import logging
-import os
 import secrets
 import threading
 import time
@@ -28,8 +26,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
-from .errors import LoginError, PlaudAuthError, PlaudTransientError
-from .plaud_settings import PlaudSettings
+from ..errors import LoginError, PlaudAuthError, PlaudTransientError
+from ..fsio import flocked
+from .settings import PlaudSettings, check_callback
 from .tokens import Tokens, TokenStore
 from .transport import Transport
 
@@ -37,7 +36,7 @@ log = logging.getLogger(__name__)
 
 REFRESH_MARGIN_MS = 60_000
 LOGIN_TIMEOUT_S = 120.0
-AUTH_EXPIRED = "Plaud auth expired — run `plaud-index-mcp login`"
+AUTH_EXPIRED = PlaudAuthError.EXPIRED
 
 
 def b64url(data: bytes) -> str:
@@ -146,6 +145,7 @@ def exchange_code(settings: PlaudSettings, transport: Transport, code: str, veri
 def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
           open_browser: Callable[[str], object] | None = webbrowser.open,
           timeout: float = LOGIN_TIMEOUT_S, clock: Callable[[], float] = time.time) -> Tokens:
+    check_callback(settings.callback_url)
     verifier, state = make_verifier(), make_state()
     url = authorize_url(settings, challenge_for(verifier), state)
     callback = _Callback(state, urlparse(settings.callback_url).path or "/")
@@ -196,19 +196,13 @@ class TokenManager:
             raise PlaudAuthError(AUTH_EXPIRED)
         tokens = self.store.load()
         if tokens is None:
-            raise PlaudAuthError("Not signed in to Plaud: run `plaud-index-mcp login`.")
+            raise PlaudAuthError(PlaudAuthError.SIGNED_OUT)
         return tokens
 
     @contextmanager
     def _serialised(self) -> Iterator[None]:
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with self._local:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                os.close(fd)
+        with self._local, flocked(self.lock_path):
+            yield
 
     def _refresh(self, stale_access: str) -> Tokens:
         with self._serialised():

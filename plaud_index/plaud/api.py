@@ -16,19 +16,18 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import quote, urlparse
 
-from .errors import (
+from ..errors import (
     PlaudAuthError,
     PlaudTransientError,
     PlaudUpstreamError,
-    UnknownRecordingError,
+    RecordingGoneError,
 )
-from .plaud_settings import LOOPBACK_HOSTS, PlaudSettings
+from .settings import DETAIL_INTERVAL_S, LOOPBACK_HOSTS, PlaudSettings
 from .transport import Response, Transport
 
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 100  # the API allows 10..100
-DETAIL_INTERVAL_S = 1.0
 MAX_PAGES = 1000
 LINK_HOST_SUFFIXES = (".amazonaws.com",)
 LINK_BLOCKS = ("source_list", "note_list")
@@ -104,7 +103,7 @@ class PlaudClient:
         if response.status == 401:  # one refresh, one retry
             response = self._send(url, self.tokens.after_unauthorized(token))
             if response.status == 401:
-                raise PlaudAuthError("Plaud auth expired — run `plaud-index-mcp login`")
+                raise PlaudAuthError(PlaudAuthError.EXPIRED)
         if response.status == 403 and "cf-ray" in response.headers:
             raise PlaudUpstreamError("Plaud's edge (Cloudflare) refused the request (HTTP 403); "
                                      "this usually means a blocked User-Agent or network")
@@ -171,7 +170,7 @@ class PlaudClient:
         path = f"/open/third-party/files/{quote(file_id, safe='')}"
         response = self._get(path)
         if response.status == 404:
-            raise UnknownRecordingError(f"Plaud has no recording {file_id} (deleted?)")
+            raise RecordingGoneError(f"Plaud has no recording {file_id} (deleted?)")
         if response.status != 200:
             raise PlaudUpstreamError(_describe(response, path))
         body = response.json()

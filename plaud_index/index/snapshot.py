@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .keywords import Postings
+from .postings import Postings
 
 
 @dataclass(frozen=True)

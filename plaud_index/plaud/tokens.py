@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .errors import TokenStoreError
-from .store import write_json_atomic
+from ..errors import TokenStoreError
+from ..fsio import write_json_atomic
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from .errors import MalformedRecordingError
-from .models import NoteSection, Recording, Utterance
+from ..errors import MalformedRecordingError, SourceError
+from ..models import Listed, NoteSection, Recording, Utterance
 
 # Preference order for the transcript: the polished text when present.
 _TRANSCRIPT_TYPES = ("transaction_polish", "transaction")
@@ -221,3 +221,18 @@ def normalize_recording(raw: object) -> Recording:
         utterances=_transcript(raw),
         notes=_notes(raw),
     )
+
+
+def normalize_listing(rows: object) -> dict[str, Listed]:
+    """A list walk's rows → ``{file_id: Listed}`` in listing order, first row of an id wins.
+
+    A listing that is not a list is an error, never "no recordings" (that would delete)."""
+    if not isinstance(rows, list):
+        raise SourceError("Plaud's recording list is not a list; nothing was changed")
+    out: dict[str, Listed] = {}
+    for row in rows:
+        file_id = row.get("id") if isinstance(row, Mapping) else None
+        if isinstance(file_id, str) and file_id and file_id not in out:
+            name = row.get("name") if isinstance(row, Mapping) else None
+            out[file_id] = Listed(file_id, str(name).strip() if isinstance(name, str) else "")
+    return out

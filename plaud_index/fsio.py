@@ -1,0 +1,77 @@
+"""Atomic writes, fsync and file locks: the one place the index, tokens and state write from.
+
+A file is written beside its destination, fsynced, renamed over it with
+``os.replace`` and its directory fsynced, so a reader or a crash sees the old
+file or the new one, never a torn one. ``flocked`` is the one ``fcntl.flock``
+helper (the indexer lock, refresh serialisation and the sync-state update).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[IO[bytes]]:
+    """Write ``path`` via a fsynced temp file and ``os.replace``; never a torn file."""
+    tmp = path.with_name(f".tmp-{secrets.token_hex(6)}-{path.name}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    with atomic_file(path) as fh:
+        fh.write(json.dumps(data, separators=(",", ":")).encode())
+    fsync_dir(path.parent)
+
+
+def open_lock_file(path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+def try_flock(fd: int, *, shared: bool = False) -> bool:
+    """Take the lock without waiting; False if another process holds it."""
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def unflock(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextmanager
+def flocked(path: Path) -> Iterator[int]:
+    """Hold an exclusive lock on ``path`` (waiting for it); released on exit or death."""
+    fd = open_lock_file(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""The on-disk index engine: segments, manifest, writer, snapshot, postings."""

@@ -1,0 +1,36 @@
+"""Where recordings come from: Plaud's developer API, its web API, or the mock corpus.
+
+Everything that knows Plaud (endpoints, OAuth, tokens, JSON field names) is in
+this package; the rest of the program uses only what this module exports. The
+network and OAuth modules load on first use, so reading the configuration (which
+holds ``PlaudSettings``) stays cheap for the MCP server's start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .settings import DEFAULT_WEB_BASE, DETAIL_INTERVAL_S, PlaudSettings, plaud_settings
+from .source import PlaudSource, RecordingSource, make_source, token_store
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "PlaudSettings", "PlaudSource",
+           "RecordingSource", "make_source", "plaud_settings", "sign_in", "sign_out",
+           "token_store"]
+
+
+def sign_in(config: Config, open_browser: Callable[[str], object] | None) -> dict[str, Any]:
+    """The browser sign-in (OAuth PKCE); returns Plaud's description of the account."""
+    from .account import sign_in as run
+
+    return run(config, open_browser)
+
+
+def sign_out(config: Config) -> bool:
+    """Revoke (best effort) and delete the local tokens; False if nobody was signed in."""
+    from .account import sign_out as run
+
+    return run(config)

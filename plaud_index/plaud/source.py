@@ -1,0 +1,79 @@
+"""The one interface the indexer sees: ``RecordingSource``, and ``make_source(config)``.
+
+A source lists what it has (``Listed``: id and title) and hands over one
+normalised ``Recording`` at a time. ``PlaudSource`` adapts any raw client (the
+developer API, the web API, the mock corpus) that speaks Plaud's JSON, so
+Plaud's field names stay inside this package.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import PlaudAuthError
+from ..models import Listed, Recording
+from .documents import normalize_listing, normalize_recording
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from .tokens import TokenStore
+
+
+class RecordingSource(Protocol):
+    def list_recordings(self, tail_hint: str | None = None) -> dict[str, Listed]:
+        """Everything the source has, by id, in listing order (newest first)."""
+        ...
+
+    def get_recording(self, file_id: str) -> Recording:
+        """One recording, normalised; raises for a recording that cannot be read."""
+        ...
+
+
+class RawClient(Protocol):
+    def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]: ...
+
+    def get_file(self, file_id: str) -> dict[str, Any]: ...
+
+
+class PlaudSource:
+    """A ``RecordingSource`` over a client that returns Plaud-shaped JSON."""
+
+    def __init__(self, client: RawClient) -> None:
+        self.client = client
+
+    def list_recordings(self, tail_hint: str | None = None) -> dict[str, Listed]:
+        return normalize_listing(self.client.list_files(tail_hint=tail_hint))
+
+    def get_recording(self, file_id: str) -> Recording:
+        return normalize_recording(self.client.get_file(file_id))
+
+
+def token_store(config: Config) -> TokenStore:
+    from .tokens import default_store
+
+    return default_store(config.home)
+
+
+def make_source(config: Config) -> RecordingSource:
+    """The mock corpus with ``PLAUD_CLIENT=mock``; the web API with ``PLAUD_API_TOKEN``;
+    otherwise the signed-in Plaud account."""
+    from .api import PlaudClient
+    from .auth import TokenManager
+    from .mock import MockClient
+    from .tokens import migrate_legacy
+    from .transport import Transport
+    from .web_api import WebClient
+
+    if config.client == "mock":
+        return PlaudSource(MockClient(config.mock_corpus))
+    if config.web_token:  # the power-user web-API path; never used when unset
+        return PlaudSource(WebClient(config.web_token, config.web_base))
+    store = token_store(config)
+    if config.legacy_tokens is not None:
+        migrate_legacy(store, config.legacy_tokens)
+    if store.load() is None:
+        raise PlaudAuthError(PlaudAuthError.SIGNED_OUT)
+    transport = Transport()
+    tokens = TokenManager(store, config.plaud, transport, config.home / "refresh.lock")
+    return PlaudSource(PlaudClient(config.plaud, tokens, transport,
+                                   detail_interval=config.detail_interval_s))

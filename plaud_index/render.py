@@ -1,0 +1,64 @@
+"""The one text rendering of each result type, for the terminal and MCP text content. Pure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .models import Moment, RecordingInfo, SearchResult, Status
+
+
+def _moment_line(moment: Moment, indent: str) -> str:
+    where = moment.start or moment.source
+    who = f" {moment.speaker}" if moment.speaker else ""
+    return f'{indent}@{where}{who}: "{moment.snippet}"'
+
+
+def render_search(result: SearchResult) -> str:
+    index = result.index
+    lines = [f'{len(result.results)} recording(s) for "{result.query}" '
+             f'(index: {index.recordings} recordings, last sync {index.last_sync})']
+    for rank, hit in enumerate(result.results, 1):
+        lines.append(f"\n{rank}. {hit.title}  [{hit.created_at[:10]}]  "
+                     f"score {hit.score:.3f}  file_id {hit.file_id}")
+        lines.extend(_moment_line(m, "   ") for m in hit.moments)
+    if result.results:
+        lines.append(f"\n{result.results[0].fetch}")
+    return "\n".join(lines)
+
+
+def render_recording(info: RecordingInfo) -> str:
+    lines = [f"{info.title}  [{info.created_at[:10]}]  file_id {info.file_id}",
+             f"duration {info.duration}; speakers: {', '.join(info.speakers) or '-'}; "
+             f"notes: {', '.join(info.notes) or '-'}"]
+    lines.extend(_moment_line(m, "  ") for m in info.snippets)
+    lines.append(info.fetch)
+    return "\n".join(lines)
+
+
+def _local(epoch: float | None) -> str:
+    if not epoch:
+        return "never"
+    return datetime.fromtimestamp(epoch).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+
+
+def render_status(status: Status) -> str:
+    model = status.model or {}
+    holder = status.lock_holder
+    who = f"pid {holder.get('pid')} ({holder.get('role')})" if holder else "no"
+    daemon = status.daemon or {}
+    lines = [
+        f"Index:        {status.index}",
+        f"Recordings:   {status.recordings}   chunks: {status.chunks}",
+        f"Model:        {model.get('id', '-')}  ({str(model.get('sha256', ''))[:12]})",
+        f"Last commit:  {status.last_commit or 'never'}",
+        f"Last sync:    {_local(status.last_success)}",
+        f"Last error:   {status.last_error or '-'}",
+        f"Indexing now: {who}",
+        f"Daemon:       {'pid ' + str(daemon['pid']) if daemon.get('pid') else 'not running'}",
+    ]
+    if status.pending:
+        lines.append(f"Pending:      {status.pending} recording(s) still being processed by "
+                     "Plaud")
+    health = status.health
+    lines.append(f"Health:       {'ok' if health.ok else '; '.join(health.flags)}")
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""The one owner of ``<home>/sync-state.json``: its shape, its version, its writes.
+
+The file is what the indexer remembers between cycles (when each recording was
+last checked, the list tail, a held deletion) and what ``status`` reports (last
+success, last error, progress, the daemon's heartbeat). It is a cache: a damaged
+file or a field of the wrong type is logged and read as empty, never a crash.
+Writers (the lock holder's cycle, the daemon's heartbeat) update it by
+read-merge-write under ``sync-state.lock``, so two updates never lose each other.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import StateError
+from .fsio import flocked, write_json_atomic
+
+log = logging.getLogger(__name__)
+
+FILE = "sync-state.json"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class SyncState:
+    version: int = VERSION
+    last_attempt: float | None = None
+    last_success: float | None = None
+    last_error: str | None = None
+    last_error_kind: str | None = None
+    last_report: dict[str, Any] | None = None
+    checked: dict[str, float] = field(default_factory=dict)  # file_id -> last fetched
+    held_deletion: dict[str, Any] | None = None
+    processing: int | None = None  # recordings Plaud has not finished yet
+    list_tail: str | None = None  # the previous walk's last id
+    progress: dict[str, Any] | None = None  # the running cycle: done, total, ...
+    daemon: dict[str, Any] | None = None  # pid, heartbeat, interval_ms
+    skipped: dict[str, str] = field(default_factory=dict)  # file_id -> why it is skipped
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# What each field must be when read back; anything else is dropped with a warning.
+_NUMBER = (int, float)
+_TYPES: dict[str, tuple[type, ...]] = {
+    "last_attempt": _NUMBER, "last_success": _NUMBER, "last_error": (str,),
+    "last_error_kind": (str,), "last_report": (dict,), "checked": (dict,),
+    "held_deletion": (dict,), "processing": (int,), "list_tail": (str,), "progress": (dict,),
+    "daemon": (dict,), "skipped": (dict,),
+}
+
+
+def parse_state(data: object, label: str) -> SyncState:
+    if not isinstance(data, dict):
+        log.warning("Ignoring %s: not a JSON object", label)
+        return SyncState()
+    version = data.get("version", VERSION)
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        raise StateError(f"{label} was written by a newer plaud-index-mcp (version {version}, "
+                         f"this one knows {VERSION}): upgrade, or delete the file (it is "
+                         "rebuilt on the next sync).")
+    values: dict[str, Any] = {}
+    for f in fields(SyncState):
+        if f.name == "version" or data.get(f.name) is None:
+            continue
+        value = data[f.name]
+        if isinstance(value, bool) or not isinstance(value, _TYPES[f.name]):
+            log.warning("Ignoring %s in %s: expected %s, got %s", f.name, label,
+                        _TYPES[f.name][0].__name__, type(value).__name__)
+            continue
+        values[f.name] = value
+    checked = values.get("checked", {})
+    values["checked"] = {k: float(v) for k, v in checked.items()
+                         if isinstance(v, _NUMBER) and not isinstance(v, bool)}
+    values["skipped"] = {k: str(v) for k, v in values.get("skipped", {}).items()}
+    return SyncState(**values)
+
+
+class SyncStateStore:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.path = home / FILE
+
+    def read(self) -> SyncState:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return SyncState()
+        except (OSError, ValueError) as exc:  # unreadable, or not UTF-8
+            log.warning("Ignoring %s: %s", self.path, exc)
+            return SyncState()
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            log.warning("Ignoring %s: not JSON (%s)", self.path, exc)
+            return SyncState()
+        return parse_state(data, str(self.path))
+
+    def update(self, **changes: Any) -> SyncState:
+        """Merge ``changes`` into the file atomically; returns the new state."""
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with flocked(self.home / "sync-state.lock"):
+            state = replace(self.read(), **changes)
+            write_json_atomic(self.path, state.to_json())
+        return state
