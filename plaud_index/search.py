@@ -14,7 +14,6 @@ The weights were chosen on the retrieval benchmark (README, "Retrieval quality")
 
 from __future__ import annotations
 
-import os  # deliberately broken: a pure module doing I/O
 import re
 from dataclasses import dataclass
 from datetime import date
