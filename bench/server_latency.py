@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
-from plaud_index.index.snapshot import ModelInfo  # noqa: E402
+from plaud_index.index.manifest import ModelInfo  # noqa: E402
 from plaud_index.index.writer import open_writer  # noqa: E402
 from plaud_index.indexer import content_hash, indexed_record  # noqa: E402
 from plaud_index.model_files import resolve_model  # noqa: E402

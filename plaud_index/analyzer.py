@@ -1,10 +1,63 @@
-"""Text → keyword terms: one analyser for the index, the query and snippets. Pure."""
+"""Text → keyword terms, for every script: one analyser for the index, the query and snippets.
+
+Pure. What a term is:
+- Text is NFKC-normalised and case-folded (``Straße`` → ``strasse``, full-width
+  ``ＡＢＣ`` → ``abc``); typographic apostrophes become ``'``.
+- A word is a run of Unicode letters, combining marks and digits. Inside a word an
+  apostrophe joins an English clitic (``don't``, ``Ann's``) and otherwise splits, with
+  French/Italian elisions dropped (``l'équipe`` → ``équipe``). Hyphens split.
+- Scripts written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer,
+  Myanmar) become overlapping character bigrams, the standard approach of CJK
+  analysers; the index also keeps each character alone, so a one-character query
+  (the query side emits a unigram only for a one-character run) still matches.
+- A word with diacritics adds its accent-free form (``küche`` + ``kuche``): ``Kuche``
+  finds ``Küche``, ``cafe`` finds ``café``, and the exact form scores higher because it
+  matches both.
+- The light English stemmer touches only ASCII words; the stopword list is English
+  function words, none of which is a content word in the other languages we index.
+Terms are cut at ``MAX_TERM_CHARS`` (a 10 MB run without spaces is one long prefix,
+not a 10 MB term).
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterator
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+VERSION = "unicode-1"  # recorded in the index: a different analyser means re-tokenising
+MAX_TERM_CHARS = 40
+
+
+def _mark_ranges() -> str:
+    """A regex class body of every combining mark (categories Mn, Mc, Me)."""
+    planes = (*range(0x30000), *range(0xE0000, 0xE0200))  # no marks exist elsewhere
+    marks = [c for c in planes if unicodedata.category(chr(c)).startswith("M")]
+    ranges: list[tuple[int, int]] = []
+    for code in marks:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" if a != b else f"\\U{a:08x}" for a, b in ranges)
+
+
+_UNIT = f"(?:[^\\W_]|[{_mark_ranges()}])"  # a letter, digit or combining mark
+_WORD = re.compile(f"{_UNIT}+(?:['\u2019]{_UNIT}+)*")
+_SPACELESS_RANGES = (
+    (0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF),
+    (0x3005, 0x3007), (0x3040, 0x30FF), (0x3100, 0x312F), (0x3130, 0x318F),
+    (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA960, 0xA97F),
+    (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3FFFF),
+)
+_SPACELESS_CLASS = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _SPACELESS_RANGES)
+# Splits a word into runs of spaceless-script characters and runs of everything else.
+_PIECES = re.compile(f"([{_SPACELESS_CLASS}]+)|([^{_SPACELESS_CLASS}]+)")
+_CLITICS = frozenset({"s", "t", "re", "ve", "ll", "d", "m"})  # don't, we're, it'll, ...
+_ELISIONS = frozenset({"l", "d", "j", "m", "n", "s", "t", "c", "qu", "jusqu", "lorsqu",
+                       "puisqu", "un", "dell", "all", "nell", "sull", "dall"})
+_ASCII_WORD = re.compile(r"[a-z0-9']+")
+
 STOPWORDS = frozenset([
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for",
     "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is",
@@ -28,9 +81,97 @@ def _stem(token: str) -> str:
     return token
 
 
+def _foldable(char: str) -> bool:
+    """Latin, Greek and Cyrillic letters and their combining accents: scripts where
+    people type words with and without the diacritics (not Devanagari's vowel signs)."""
+    code = ord(char)
+    return code < 0x0530 or 0x1E00 <= code <= 0x1FFF
+
+
+def fold_accents(word: str) -> str:
+    """``küche`` → ``kuche``: drop combining marks after canonical decomposition,
+    for words of the scripts in which accents are optional; others stay as they are."""
+    decomposed = unicodedata.normalize("NFD", word)
+    if not all(_foldable(c) for c in decomposed):
+        return word
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def normalize(text: str) -> str:
+    """NFKC and case folding, the form every term is made from."""
+    return unicodedata.normalize("NFKC", text.replace("\u2019", "'")).casefold()
+
+
+def _split_apostrophes(word: str) -> list[str]:
+    """``don't`` stays one word; ``l'équipe`` → ``équipe``; ``rock'n'roll`` → three."""
+    parts = word.split("'")
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if i + 1 < len(parts) and parts[i + 1] in _CLITICS and part.isascii():
+            out.append(f"{part}'{parts[i + 1]}")
+            i += 2
+            continue
+        if not (i + 1 < len(parts) and part in _ELISIONS):
+            out.append(part)
+        i += 1
+    return [p for p in out if p]
+
+
+def _word_terms(word: str, *, query: bool) -> Iterator[tuple[int, str]]:
+    """Terms of one normalised word with their offsets inside it."""
+    for match in _PIECES.finditer(word):
+        spaceless, other = match.group(1), match.group(2)
+        base = match.start()
+        if spaceless:
+            yield from _bigrams(spaceless, base, query=query)
+            continue
+        for piece in _split_apostrophes(other):
+            offset = base + max(other.find(piece), 0)
+            yield from _word_forms(piece, offset)
+
+
+def _bigrams(run: str, base: int, *, query: bool) -> Iterator[tuple[int, str]]:
+    if len(run) == 1:
+        yield base, run
+        return
+    for i in range(len(run) - 1):
+        if not query:
+            yield base + i, run[i]
+        yield base + i, run[i:i + 2]
+    if not query:
+        yield base + len(run) - 1, run[-1]
+
+
+def _word_forms(piece: str, offset: int) -> Iterator[tuple[int, str]]:
+    piece = piece[:MAX_TERM_CHARS]
+    if piece in STOPWORDS:
+        return
+    if _ASCII_WORD.fullmatch(piece):
+        yield offset, _stem(piece)
+        return
+    yield offset, piece
+    folded = fold_accents(piece)
+    if folded != piece:
+        yield offset, _stem(folded) if _ASCII_WORD.fullmatch(folded) else folded
+
+
+def term_spans(text: str, *, query: bool = False) -> Iterator[tuple[int, str]]:
+    """``(offset in text, term)`` for every term, in order. Offsets point into the
+    original text (at the start of the word, or of the character for bigrams)."""
+    for match in _WORD.finditer(text):
+        raw = match.group()
+        word = normalize(raw)
+        same_length = len(word) == len(raw)
+        for offset, term in _word_terms(word, query=query):
+            yield match.start() + (offset if same_length else 0), term
+
+
 def tokenize(text: str) -> list[str]:
-    """Lower-cased, stop-word-free, lightly stemmed terms."""
-    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+    """The terms the index stores for ``text`` (its BM25 document)."""
+    return [term for _, term in term_spans(text)]
 
 
 # Words that phrase a question about a meeting rather than name its subject
@@ -44,6 +185,12 @@ QUESTION_WORDS = frozenset(_stem(w) for w in [
 
 
 def query_terms(text: str) -> list[str]:
-    terms = list(dict.fromkeys(tokenize(text)))
+    """The distinct terms of a query, question phrasing dropped unless nothing else is left."""
+    terms = list(dict.fromkeys(term for _, term in term_spans(text, query=True)))
     content = [t for t in terms if t not in QUESTION_WORDS]
     return content or terms
+
+
+def has_searchable_text(text: str) -> bool:
+    """Whether ``text`` holds any letter or digit at all (a query of only NULs does not)."""
+    return _WORD.search(text) is not None

@@ -43,24 +43,32 @@ class _Unit:
 
 
 def _split_long(text: str, limit: int) -> list[str]:
-    """Sentences of ``text``, packed up to ``limit`` chars; over-long ones split on words."""
+    """Sentences of ``text``, packed up to ``limit`` chars; over-long ones split on words,
+    and a "word" longer than ``limit`` (a text without spaces) is cut every ``limit``
+    characters. Linear in the length of ``text``."""
     pieces: list[str] = []
     for sentence in _SENTENCE_END.split(text):
-        words = sentence.split()
-        while words:
-            take, size = 0, 0
-            while take < len(words) and (take == 0 or size + 1 + len(words[take]) <= limit):
-                size += len(words[take]) + (1 if take else 0)
-                take += 1
-            pieces.append(" ".join(words[:take]))
-            words = words[take:]
-    packed: list[str] = []
+        current: list[str] = []
+        size = 0
+        for word in sentence.split():
+            for part in (word[i:i + limit] for i in range(0, len(word), limit)):
+                if current and size + 1 + len(part) > limit:
+                    pieces.append(" ".join(current))
+                    current, size = [], 0
+                size += len(part) + (1 if current else 0)
+                current.append(part)
+        if current:
+            pieces.append(" ".join(current))
+    packed: list[list[str]] = []
+    sizes: list[int] = []
     for piece in pieces:
-        if packed and len(packed[-1]) + 1 + len(piece) <= limit:
-            packed[-1] += " " + piece
+        if packed and sizes[-1] + 1 + len(piece) <= limit:
+            packed[-1].append(piece)
+            sizes[-1] += 1 + len(piece)
         else:
-            packed.append(piece)
-    return packed
+            packed.append([piece])
+            sizes.append(len(piece))
+    return [" ".join(group) for group in packed]
 
 
 def _utterance_units(utterance: Utterance, limit: int) -> list[_Unit]:
@@ -144,7 +152,7 @@ class Chunker:
         self.max_tokens = max_tokens
 
     def chunk(self, recording: Recording) -> list[Chunk]:
-        prefix = f"{recording.title} ({recording.created_at.date().isoformat()})\n"
+        prefix = self._prefix(recording)
         units = [u for utt in recording.utterances
                  for u in _utterance_units(utt, self.target_chars)]
         windows = _windows(units, self.target_chars, self.overlap_chars)
@@ -155,6 +163,15 @@ class Chunker:
             for window in self._fitting(prefix, windows):
                 chunks.append(self._make(recording.file_id, "notes", prefix, window, heading))
         return _unique_ids(chunks)
+
+    def _prefix(self, recording: Recording) -> str:
+        """Title and date, shortened until they take at most a quarter of the budget, so
+        every window keeps room for its own text (a 250-word title once hung the loop)."""
+        title = recording.title
+        date = recording.created_at.date().isoformat()
+        while title and self.count_tokens(f"{title} ({date})\n") > self.max_tokens // 4:
+            title = title[: len(title) // 2].rstrip()
+        return f"{title} ({date})\n" if title else f"({date})\n"
 
     def _note_groups(self, notes: Sequence[NoteSection]) -> list[tuple[str, list[_Unit]]]:
         groups: list[tuple[str, list[_Unit]]] = []
@@ -192,8 +209,8 @@ class Chunker:
         while stack:
             window = stack.pop()
             text = prefix + "\n".join(u.text for u in window)
-            if self.count_tokens(text) <= self.max_tokens:
-                out.append(window)
+            if self.count_tokens(text) <= self.max_tokens or len(window[0].text) <= 1:
+                out.append(window)  # fits (or cannot shrink: the embedder truncates it)
             elif len(window) > 1:
                 mid = len(window) // 2
                 stack.extend([window[mid:], window[:mid]])
@@ -203,13 +220,18 @@ class Chunker:
 
     @staticmethod
     def _halve(unit: _Unit) -> list[list[_Unit]]:
+        """Two halves of a unit whose text is over the token budget: on a word boundary,
+        or mid-"word" for text without spaces. Both halves are kept, and each is shorter,
+        so splitting ends (a one-character unit always fits beside the prefix)."""
         words = unit.text.split()
-        if len(words) < 2:  # a single enormous "word": truncate rather than loop
-            return [[_Unit(unit.text[: len(unit.text) // 2], unit.start_ms, unit.end_ms,
-                           unit.speaker)]]
-        mid = len(words) // 2
-        return [[_Unit(" ".join(part), unit.start_ms, unit.end_ms, unit.speaker)]
-                for part in (words[:mid], words[mid:])]
+        if len(words) >= 2:
+            mid = len(words) // 2
+            parts = [" ".join(words[:mid]), " ".join(words[mid:])]
+        else:
+            mid = max(len(unit.text) // 2, 1)
+            parts = [unit.text[:mid], unit.text[mid:]]
+        return [[_Unit(part, unit.start_ms, unit.end_ms, unit.speaker)] for part in parts
+                if part]
 
     @staticmethod
     def _make(file_id: str, source: str, prefix: str, window: list[_Unit],
@@ -234,17 +256,20 @@ class Chunker:
 
 
 def _unique_ids(chunks: list[Chunk]) -> list[Chunk]:
-    """Content-hash ids; a repeated identical window gets an ordinal so ids stay unique."""
+    """Content-hash ids; a repeated identical window gets an ordinal so ids stay unique.
+    Ordinals are counted per text, so thousands of identical windows stay linear."""
     seen: set[str] = set()
+    ordinals: dict[str, int] = {}
     out: list[Chunk] = []
     for chunk in chunks:
         basis = f"{chunk.file_id}\0{chunk.source}\0{chunk.embed_text}"
-        ordinal = 0
+        ordinal = ordinals.get(basis, 0)
         while True:
             digest = hashlib.sha256(f"{basis}\0{ordinal}".encode()).hexdigest()[:32]
+            ordinal += 1
             if digest not in seen:
                 break
-            ordinal += 1
+        ordinals[basis] = ordinal
         seen.add(digest)
         out.append(Chunk(**{**chunk.__dict__, "chunk_id": digest}))
     return out

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .model_specs import POOLINGS
 from .plaud import DEFAULT_WEB_BASE, DETAIL_INTERVAL_S, PlaudSettings, plaud_settings
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,8 @@ ENV_VARS = (
     "PLAUD_EMBED_MODEL", "PLAUD_EMBED_MODEL_PATH", "PLAUD_EMBED_THREADS", "PLAUD_CLIENT",
     "PLAUD_MOCK_CORPUS", "PLAUD_API_TOKEN", "PLAUD_API_BASE", "PLAUD_MCP_API_BASE",
     "PLAUD_AUTH_URL", "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
-    "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS",
+    "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS", "PLAUD_EMBED_POOLING",
+    "PLAUD_EMBED_QUERY_PREFIX", "PLAUD_EMBED_PASSAGE_PREFIX", "PLAUD_EMBED_MAX_TOKENS",
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
@@ -49,6 +51,11 @@ class Config:
     embed_model: str = DEFAULT_MODEL
     embed_model_path: Path | None = None
     embed_threads: int | None = None
+    # Overrides of the model registry (model_specs); None = the registry's value.
+    embed_pooling: str | None = None
+    embed_query_prefix: str | None = None
+    embed_passage_prefix: str | None = None
+    embed_max_tokens: int | None = None
     client: str = "plaud"  # "plaud" | "mock"
     mock_corpus: Path | None = None
     plaud: PlaudSettings = PlaudSettings()
@@ -174,6 +181,10 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
         embed_model_path=Path(env["PLAUD_EMBED_MODEL_PATH"]).expanduser()
         if env.get("PLAUD_EMBED_MODEL_PATH") else None,
         embed_threads=int(threads) if threads.isdigit() and int(threads) > 0 else None,
+        embed_pooling=_pooling(env.get("PLAUD_EMBED_POOLING")),
+        embed_query_prefix=env.get("PLAUD_EMBED_QUERY_PREFIX"),
+        embed_passage_prefix=env.get("PLAUD_EMBED_PASSAGE_PREFIX"),
+        embed_max_tokens=_positive(env.get("PLAUD_EMBED_MAX_TOKENS"), "PLAUD_EMBED_MAX_TOKENS"),
         client="mock" if env.get("PLAUD_CLIENT", "").lower() == "mock" else "plaud",
         mock_corpus=Path(env["PLAUD_MOCK_CORPUS"]).expanduser()
         if env.get("PLAUD_MOCK_CORPUS") else None,
@@ -183,6 +194,24 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
         detail_interval_s=_detail_interval(env.get("PLAUD_DETAIL_INTERVAL_MS", "")),
         legacy_tokens=Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json",
     )
+
+
+def _pooling(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    if raw.strip().lower() not in POOLINGS:
+        log.warning("Ignoring PLAUD_EMBED_POOLING=%r: use one of %s", raw, ", ".join(POOLINGS))
+        return None
+    return raw.strip().lower()
+
+
+def _positive(raw: str | None, name: str) -> int | None:
+    if not raw:
+        return None
+    if not raw.strip().isdigit() or int(raw) <= 0:
+        log.warning("Ignoring %s=%r: expected a positive whole number", name, raw)
+        return None
+    return int(raw)
 
 
 def _detail_interval(raw: str) -> float:

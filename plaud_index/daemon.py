@@ -24,6 +24,7 @@ from .sync_state import SyncStateStore
 log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 60.0
+MAX_BACKOFF_S = 3600.0
 
 
 def beat(config: Config, clock: Callable[[], float] = time.time, *, running: bool = True) -> None:
@@ -34,23 +35,40 @@ def beat(config: Config, clock: Callable[[], float] = time.time, *, running: boo
 
 def run_daemon(config: Config, embedder: Embedder, stop: threading.Event,
                clock: Callable[[], float] = time.time) -> None:
+    """Cycles until ``stop``. Nothing a cycle raises ends the loop: the failure is logged
+    and recorded, and the next try waits longer (the interval, doubling per consecutive
+    failure, at most ``MAX_BACKOFF_S``)."""
     log.info("Indexer daemon started (pid %s)", os.getpid())
+    failures = 0
     while not stop.is_set():
-        beat(config, clock)
+        _beat_safely(config, clock)
         try:
             report = run_locked_cycle(config, embedder, should_stop=stop.is_set)
+            failures = 0
             log.info("Cycle done: %d listed, %d fetched, %d added, %d updated, %d deleted, "
-                     "%d chunks embedded in %.1fs", report.listed, report.fetched,
-                     report.added, report.updated, report.deleted, report.chunks_embedded,
-                     report.seconds)
+                     "%d skipped, %d chunks embedded in %.1fs", report.listed, report.fetched,
+                     report.added, report.updated, report.deleted, report.skipped,
+                     report.chunks_embedded, report.seconds)
         except IndexBusyError as exc:
             log.info("%s", exc)
         except PlaudIndexError as exc:  # recorded in the sync state by the cycle
+            failures += 1
             log.error("Index cycle failed: %s", exc)
-        deadline = clock() + config.interval_ms / 1000
+        except Exception:  # noqa: BLE001 - a bug must not stop the daemon; launchd would
+            failures += 1  # only restart it into the same crash
+            log.exception("Index cycle failed unexpectedly; trying again later")
+        wait = config.interval_ms / 1000 * (2 ** min(max(failures - 1, 0), 6))
+        deadline = clock() + min(wait, max(MAX_BACKOFF_S, config.interval_ms / 1000))
         while not stop.is_set() and clock() < deadline:
             stop.wait(min(HEARTBEAT_S, max(deadline - clock(), 0.0)))
             if not stop.is_set():
-                beat(config, clock)
-    beat(config, clock, running=False)
+                _beat_safely(config, clock)
+    _beat_safely(config, clock, running=False)
     log.info("Indexer stopped")
+
+
+def _beat_safely(config: Config, clock: Callable[[], float], *, running: bool = True) -> None:
+    try:
+        beat(config, clock, running=running)
+    except (OSError, PlaudIndexError) as exc:  # a full disk must not stop the loop
+        log.warning("Cannot write the heartbeat: %s", exc)

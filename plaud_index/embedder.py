@@ -1,11 +1,12 @@
 """Sentence embeddings: the ``Embedder`` protocol, the ONNX model, and a fast fake.
 
-``OnnxEmbedder`` is all-MiniLM-L6-v2 the way sentence-transformers runs it:
-WordPiece with truncation at 256 set explicitly (a shipped ``tokenizer.json``
-may carry other truncation/padding settings), dynamic padding per batch,
-mean pooling over the attention mask, L2 normalisation. Texts are sorted by
-length before batching so a batch pads to its own longest text, not the
-corpus's. Where the model files come from is ``model_files.py``'s job.
+``OnnxEmbedder`` runs any model of ``model_specs`` the way sentence-transformers
+does: the model's passage or query prefix, truncation at its token limit set
+explicitly (a shipped ``tokenizer.json`` may carry other truncation/padding
+settings), dynamic padding per batch, mean or CLS pooling, L2 normalisation
+(the index stores unit rows, so dot = cosine). Texts are sorted by length before
+batching so a batch pads to its own longest text, not the corpus's. Where the
+model files come from is ``model_files.py``'s job.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from .chunker import MAX_TOKENS
 from .errors import ModelUnavailableError
+from .model_specs import ModelSpec
 
 if TYPE_CHECKING:
     from .model_files import ModelFiles
@@ -36,12 +38,28 @@ class Embedder(Protocol):
     max_tokens: int  # the chunker's budget per passage, special tokens included
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), dim)`` float32, each row L2-normalised."""
+        """Passages → ``(len(texts), dim)`` float32, each row L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """A search query → one unit vector (some models embed queries differently)."""
         ...
 
     def count_tokens(self, text: str) -> int:
-        """Word pieces the model would see, special tokens included, untruncated."""
+        """Word pieces the model would see for this passage, special tokens and passage
+        prefix included, untruncated."""
         ...
+
+
+def pool(hidden: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
+    """Token vectors ``(batch, tokens, dim)`` → one unit vector per text."""
+    if hidden.ndim == 2:  # an export that pools inside the graph
+        return l2_normalize(hidden)
+    if pooling == "cls":
+        return l2_normalize(hidden[:, 0, :])
+    weights = mask[:, :, None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    return l2_normalize(pooled)
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
@@ -51,17 +69,18 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
 
 
 class OnnxEmbedder:
-    def __init__(self, files: ModelFiles, *, threads: int | None = None,
-                 batch_size: int = BATCH_SIZE, max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(self, files: ModelFiles, *, spec: ModelSpec | None = None,
+                 threads: int | None = None, batch_size: int = BATCH_SIZE) -> None:
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - both are hard dependencies
             raise ModelUnavailableError(f"Cannot import the model runtime: {exc}") from exc
+        self.spec = spec or ModelSpec(files.model_id, max_tokens=MAX_TOKENS)
         self.model_id = files.model_id
-        self.model_hash = files.sha256
+        self.model_hash = self.spec.model_hash(files.sha256)
         self.batch_size = batch_size
-        self.max_tokens = max_tokens
+        self.max_tokens = max_tokens = self.spec.max_tokens
         try:
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer_path))
             self._counter = Tokenizer.from_file(str(files.tokenizer_path))
@@ -82,14 +101,26 @@ class OnnxEmbedder:
         self._counter.no_padding()
         self._counter.no_truncation()
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self.dim = int(self._session.get_outputs()[0].shape[-1])
+        width = self._session.get_outputs()[0].shape[-1]
+        dim = width if isinstance(width, int) else self.spec.dim
+        if dim is None:
+            raise ModelUnavailableError(f"Cannot tell the output size of {files.onnx_path}; "
+                                        "it is not a known model, so set its dimension.")
+        self.dim = int(dim)
         log.info("Loaded embedding model %s (%s…, dim %s)", self.model_id,
                  self.model_hash[:12], self.dim)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._counter.encode(text).ids)
+        return len(self._counter.encode(self.spec.passage_prefix + text).ids)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed([self.spec.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self._embed([self.spec.query_prefix + text])[0]
+        return vector
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -112,11 +143,7 @@ class OnnxEmbedder:
             types[row, :n] = enc.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
-        if hidden.ndim == 2:  # an export that pools inside the graph
-            return l2_normalize(hidden)
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return l2_normalize(pooled)
+        return pool(np.asarray(hidden, dtype=np.float32), mask, self.spec.pooling)
 
 
 _TOKEN = re.compile(r"\w+")
@@ -134,6 +161,10 @@ class HashEmbedder:
 
     def count_tokens(self, text: str) -> int:
         return len(_TOKEN.findall(text)) + 2
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self.embed([text])[0]
+        return vector
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

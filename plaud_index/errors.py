@@ -97,3 +97,7 @@ class AgentError(PlaudIndexError):
 
 class StateError(PlaudIndexError):
     """A state file of ours was written by a newer version, or cannot be written."""
+
+
+class StorageError(PlaudIndexError):
+    """The disk refused a write: full, read-only, or no permission. Nothing committed is lost."""

@@ -24,6 +24,11 @@ def health(state: SyncState, now: float, interval_ms: int,
                      f" (more than 3 intervals of {format_interval(interval_ms)})")
     if state.last_error_kind == "PlaudAuthError":
         flags.append("auth expired: run `plaud-index-mcp login`")
+    elif state.last_error and (last is None or (state.last_attempt or 0) >= float(last)):
+        flags.append(f"the last sync failed: {state.last_error}")
+    if state.skipped:
+        flags.append(f"{len(state.skipped)} recording(s) skipped because they cannot be read "
+                     f"(see `status --json`); they are retried every few hours")
     daemon = state.daemon or {}
     if daemon.get("pid"):
         beat = float(daemon.get("heartbeat") or 0)

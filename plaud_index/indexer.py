@@ -8,6 +8,7 @@ Chunks whose content hash is already in the index reuse their vector.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -23,8 +24,15 @@ import numpy as np
 from .chunker import Chunker
 from .config import INDEX_DIR
 from .embedder import Embedder
-from .errors import PlaudIndexError
-from .index.snapshot import IndexedRecording, ModelInfo
+from .errors import (
+    PlaudAuthError,
+    PlaudIndexError,
+    PlaudTransientError,
+    SourceError,
+    StorageError,
+)
+from .index.manifest import ModelInfo
+from .index.snapshot import IndexedRecording
 from .index.writer import IndexWriter, open_writer
 from .models import Chunk, Recording, SyncReport
 from .plaud import RecordingSource
@@ -35,6 +43,19 @@ from .sync_state import SyncState, SyncStateStore
 log = logging.getLogger(__name__)
 
 COMMIT_EVERY = 25
+
+
+def storage_error(exc: OSError, home: Path) -> StorageError:
+    """An ``OSError`` from writing the index or state → a message that says what to do."""
+    where = exc.filename or home
+    if exc.errno == errno.ENOSPC or exc.errno == errno.EFBIG or exc.errno == errno.EDQUOT:
+        what = f"the disk holding {home} is full: free some space"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        what = f"{where} cannot be written ({exc.strerror}): check that {home} is writable"
+    else:
+        what = f"writing {where} failed ({exc.strerror or exc})"
+    return StorageError(f"The index was not updated: {what}. Everything committed before is "
+                        "intact; the indexer tries again next cycle.")
 
 
 def content_hash(recording: Recording) -> str:
@@ -81,17 +102,34 @@ class Indexer:
         return ModelInfo(self.embedder.model_id, self.embedder.model_hash, self.embedder.dim)
 
     def run_cycle(self) -> SyncReport:
+        """One cycle. Every failure is recorded in the sync state (so ``status`` tells the
+        truth) and raised as a ``PlaudIndexError``; a full or read-only disk becomes a
+        ``StorageError`` that says what to free or fix."""
         started = self.clock()
         try:
             report, remembered = self._cycle(started, self.state.read())
+            self.state.update(last_attempt=started, last_error=None, last_error_kind=None,
+                              progress=None, last_success=self.clock(),
+                              last_report=asdict(report), **remembered)
         except PlaudIndexError as exc:
-            self.state.update(last_attempt=started, last_error=redact(str(exc)),
-                              last_error_kind=type(exc).__name__, progress=None)
+            self._record_failure(started, str(exc), type(exc).__name__)
             raise
-        self.state.update(last_attempt=started, last_error=None, last_error_kind=None,
-                          progress=None, last_success=self.clock(), last_report=asdict(report),
-                          **remembered)
+        except OSError as exc:
+            error = storage_error(exc, self.index_dir.parent)
+            self._record_failure(started, str(error), type(error).__name__)
+            raise error from exc
+        except Exception as exc:  # a bug: recorded, then raised with its traceback
+            self._record_failure(started, f"Unexpected {type(exc).__name__}: {exc}",
+                                 type(exc).__name__)
+            raise
         return report
+
+    def _record_failure(self, started: float, message: str, kind: str) -> None:
+        try:
+            self.state.update(last_attempt=started, last_error=redact(message)[:2000],
+                              last_error_kind=kind, progress=None)
+        except OSError as again:  # the disk that failed the cycle may refuse this too
+            log.error("Cannot record the failure in %s: %s", self.state.path, again)
 
     def _cycle(self, started: float, state: SyncState) -> tuple[SyncReport, dict[str, Any]]:
         """Returns the report and what the next cycle must remember."""
@@ -99,14 +137,16 @@ class Indexer:
         listing = self.source.list_recordings(tail_hint=state.list_tail)
         known = writer.recordings()
         checked = {k: v for k, v in state.checked.items() if k in listing}
-        plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate)
+        plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate,
+                            skipped=set(state.skipped))
         log.info("Plaud lists %d recordings; fetching %d (new %d, processing %d, renamed %d, "
                  "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
         todo, counts, errors, stopped = plan.ids, Counter[str](), [], False
+        quarantine = {k: v for k, v in state.skipped.items() if k in listing}
         for start in range(0, len(todo), self.commit_every):
             group = todo[start:start + self.commit_every]
-            errors += self._index_group(writer, group, known, counts)
+            errors += self._index_group(writer, group, known, counts, quarantine)
             if writer.commit():
                 counts["commits"] += 1
             checked.update({fid: self.clock() for fid in group})
@@ -131,7 +171,7 @@ class Indexer:
         if writer.rebuilding and not errors and not stopped:
             writer.promote()
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
-        remembered = {"checked": checked, "held_deletion": decision.hold,
+        remembered = {"checked": checked, "held_deletion": decision.hold, "skipped": quarantine,
                       "processing": processing, "list_tail": next(reversed(listing), None)}
         report = SyncReport(
             listed=len(listing), deleted=len(decision.delete),
@@ -140,39 +180,94 @@ class Indexer:
         return report, remembered
 
     def _index_group(self, writer: IndexWriter, group: Sequence[str],
-                     known: dict[str, IndexedRecording], counts: Counter[str]) -> list[str]:
+                     known: dict[str, IndexedRecording], counts: Counter[str],
+                     quarantine: dict[str, str]) -> list[str]:
+        """Fetch, chunk and embed one group and stage it in ``writer``. A recording that
+        fails for a reason of its own (bad payload, a bug its content triggers) is put in
+        ``quarantine`` and skipped; the rest of the group is still committed. Plaud being
+        unreachable or the sign-in expiring is not a recording's fault: that stops the
+        cycle (what is committed stays)."""
         errors: list[str] = []
         prepared: list[tuple[Recording, str, list[Chunk]]] = []
         for file_id in group:
             try:
                 recording = self.source.get_recording(file_id)
-            except PlaudIndexError as exc:
-                log.warning("Skipping recording %s: %s", file_id, exc)
-                errors.append(f"{file_id}: {exc}")
-                counts["skipped"] += 1
+                digest = content_hash(recording)
+                previous = known.get(recording.file_id)
+                if previous and previous.content_hash == digest:
+                    counts["fetched"] += 1
+                    counts["unchanged"] += 1
+                    quarantine.pop(file_id, None)
+                    continue
+                chunks = self.chunker.chunk(recording)
+            except (PlaudAuthError, PlaudTransientError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - one recording never stops a cycle
+                errors.append(self._skip(file_id, exc, quarantine, counts))
                 continue
             counts["fetched"] += 1
-            digest = content_hash(recording)
-            previous = known.get(recording.file_id)
-            if previous and previous.content_hash == digest:
-                counts["unchanged"] += 1
+            prepared.append((recording, digest, chunks))
+        shared = self._embed_group(writer, [c for _, _, chunks in prepared for c in chunks],
+                                   counts)
+        for recording, digest, chunks in prepared:
+            try:
+                matrix = self._matrix(chunks, shared or self._embed_alone(writer, chunks,
+                                                                          counts))
+            except Exception as exc:  # noqa: BLE001 - e.g. text the tokenizer rejects
+                errors.append(self._skip(recording.file_id, exc, quarantine, counts))
                 continue
-            prepared.append((recording, digest, self.chunker.chunk(recording)))
-            counts["updated" if previous else "added"] += 1
+            writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
+            quarantine.pop(recording.file_id, None)
+            counts["updated" if recording.file_id in known else "added"] += 1
+        return errors
+
+    def _embed_group(self, writer: IndexWriter, chunks: list[Chunk], counts: Counter[str],
+                     alone: bool = False) -> dict[str, np.ndarray] | None:
+        """Vectors by chunk id: committed ones reused, the rest embedded in one call (full,
+        length-sorted batches). If that call fails for the group, ``None``: each recording
+        is then embedded alone, so only the one whose text breaks the model is skipped."""
         vectors: dict[str, np.ndarray] = {}
-        fresh = []
-        for chunk in (c for _, _, chunks in prepared for c in chunks):
+        fresh: list[Chunk] = []
+        for chunk in chunks:
             known_vector = writer.known_vector(chunk.chunk_id)
             if known_vector is None:
                 fresh.append(chunk)
             else:
                 vectors[chunk.chunk_id] = known_vector
-        counts["chunks_reused"] += len(vectors)
+        try:
+            embedded = self.embedder.embed([c.embed_text for c in fresh]) if fresh else ()
+        except Exception:
+            if alone:
+                raise
+            log.warning("Embedding a group of %d chunks failed; embedding its recordings "
+                        "one by one to find the one at fault", len(fresh))
+            return None
+        vectors.update(zip((c.chunk_id for c in fresh), embedded, strict=True))
+        counts["chunks_reused"] += len(chunks) - len(fresh)
         counts["chunks_embedded"] += len(fresh)
-        vectors.update(zip((c.chunk_id for c in fresh),
-                           self.embedder.embed([c.embed_text for c in fresh]), strict=True))
-        for recording, digest, chunks in prepared:
-            rows = [vectors[c.chunk_id] for c in chunks]
-            matrix = np.array(rows, dtype=np.float32).reshape(len(chunks), self.model.dim)
-            writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
-        return errors
+        return vectors
+
+    def _embed_alone(self, writer: IndexWriter, chunks: list[Chunk],
+                     counts: Counter[str]) -> dict[str, np.ndarray]:
+        vectors = self._embed_group(writer, chunks, counts, alone=True)
+        if vectors is None:  # pragma: no cover - alone=True raises instead
+            raise RuntimeError("embedding failed")
+        return vectors
+
+    def _matrix(self, chunks: list[Chunk], vectors: dict[str, np.ndarray]) -> np.ndarray:
+        matrix = np.array([vectors[c.chunk_id] for c in chunks], dtype=np.float32)
+        matrix = matrix.reshape(len(chunks), self.model.dim)
+        if not np.isfinite(matrix).all():
+            raise ValueError("the model produced vectors that are not numbers")
+        return matrix
+
+    @staticmethod
+    def _skip(file_id: str, exc: Exception, quarantine: dict[str, str],
+              counts: Counter[str]) -> str:
+        reason = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, PlaudIndexError)
+                        else str(exc))[:500]
+        log.warning("Skipping recording %s: %s", file_id, reason)
+        if not isinstance(exc, SourceError):  # Plaud's own 404/5xx answers are retried
+            quarantine[file_id] = reason
+        counts["skipped"] += 1
+        return f"{file_id}: {reason}"

@@ -173,6 +173,7 @@ class Status:
     held_deletion: dict[str, Any] | None
     daemon: dict[str, Any] | None
     progress: dict[str, Any] | None
+    skipped: dict[str, str]  # file_id -> why it cannot be indexed
     lock_holder: dict[str, Any] | None
     health: Health
 

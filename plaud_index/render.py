@@ -56,6 +56,9 @@ def render_status(status: Status) -> str:
         f"Indexing now: {who}",
         f"Daemon:       {'pid ' + str(daemon['pid']) if daemon.get('pid') else 'not running'}",
     ]
+    if status.skipped:
+        lines.append(f"Skipped:      {len(status.skipped)} recording(s): "
+                     + ", ".join(list(status.skipped)[:5]))
     if status.pending:
         lines.append(f"Pending:      {status.pending} recording(s) still being processed by "
                      "Plaud")

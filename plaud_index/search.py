@@ -14,13 +14,12 @@ The weights were chosen on the retrieval benchmark (README, "Retrieval quality")
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
 
-from .analyzer import query_terms, tokenize
+from .analyzer import query_terms, term_spans
 from .errors import InvalidQueryError
 from .index.postings import bm25
 from .index.snapshot import Snapshot
@@ -210,9 +209,6 @@ def _speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tu
     return ranges
 
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
-
-
 def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
                  focus: list[tuple[int, int]] | None = None) -> tuple[str, int]:
     """A ~``width``-character excerpt centred on the densest run of query terms.
@@ -222,8 +218,8 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     def allowed(pos: int) -> bool:
         return focus is None or any(lo <= pos < hi for lo, hi in focus)
 
-    hits = [m.start() for m in _WORD.finditer(text)
-            if allowed(m.start()) and set(tokenize(m.group())) & terms]
+    hits = list(dict.fromkeys(pos for pos, term in term_spans(text)
+                              if term in terms and allowed(pos)))
     reach = width * 2 // 3
     if hits:
         best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))

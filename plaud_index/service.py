@@ -14,15 +14,18 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from .analyzer import VERSION as ANALYZER
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
 from .health import health
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
+from .index.writer import open_writer
 from .indexer import Indexer
 from .lock import IndexerLock, lock_holder
 from .model_files import resolve_model
+from .model_specs import model_spec
 from .models import Hit, IndexInfo, RecordingInfo, SearchResult, Status, SyncReport
 from .plaud import RecordingSource, make_source
 from .search import SearchRequest, format_clock, make_request, overview, search
@@ -37,7 +40,17 @@ FETCH_HINT = ("Full text: call Plaud's MCP get_transcript / get_note / get_file 
 def make_embedder(config: Config) -> Embedder:
     if config.embedder == "mock":
         return HashEmbedder()
-    return OnnxEmbedder(resolve_model(config), threads=config.embed_threads)
+    spec, known = model_spec(config.embed_model, pooling=config.embed_pooling,
+                             query_prefix=config.embed_query_prefix,
+                             passage_prefix=config.embed_passage_prefix,
+                             max_tokens=config.embed_max_tokens)
+    if not known:
+        log.warning("%s is not a model this version knows: running it with %s pooling, "
+                    "no prefixes and %d word pieces. If its model card says otherwise, set "
+                    "PLAUD_EMBED_POOLING, PLAUD_EMBED_QUERY_PREFIX, PLAUD_EMBED_PASSAGE_PREFIX "
+                    "or PLAUD_EMBED_MAX_TOKENS.", config.embed_model, spec.pooling,
+                    spec.max_tokens)
+    return OnnxEmbedder(resolve_model(config), spec=spec, threads=config.embed_threads)
 
 
 def make_indexer(config: Config, embedder: Embedder, source: RecordingSource | None = None,
@@ -83,6 +96,8 @@ class SearchService:
     def ready_snapshot(self, fallback: bool = True) -> Snapshot:
         """A populated index, building it first if it is empty and nobody else is indexing."""
         snap = self.snapshot()
+        if snap is not None and snap.manifest.analyzer != ANALYZER:
+            snap = self._upgrade(snap)
         if snap is not None and snap.recordings:
             return snap
         lock = IndexerLock(self.config.lock_path)
@@ -107,6 +122,19 @@ class SearchService:
             "Plaud index not available. Start the indexer (plaud-index-mcp indexer) "
             "after plaud-index-mcp login."
         )
+
+    def _upgrade(self, snap: Snapshot) -> Snapshot | None:
+        """An index of an older version: re-tokenise it now (seconds, no re-embedding) if
+        no indexer is running; otherwise the indexer does it, and until then keyword
+        matches of non-ASCII words are weaker."""
+        lock = IndexerLock(self.config.lock_path)
+        if not lock.try_acquire(role="search-upgrade"):
+            return snap
+        try:
+            open_writer(self.config.index_dir, snap.model)
+        finally:
+            lock.release()
+        return self.snapshot()
 
     def search(self, request: SearchRequest) -> SearchResult:
         snap = self.ready_snapshot()
@@ -137,7 +165,7 @@ class SearchService:
         if request.mode != "keyword":
             embedder = self.embedder
             if snap.model.model_id == embedder.model_id and snap.model.dim == embedder.dim:
-                vector = embedder.embed([request.query])[0]
+                vector = embedder.embed_query(request.query)
             else:
                 log.warning("Index model %s differs from loaded model %s: keyword-only search",
                             snap.model.model_id, embedder.model_id)
@@ -146,7 +174,7 @@ class SearchService:
     def freshness(self, snap: Snapshot | None) -> IndexInfo:
         return IndexInfo(recordings=len(snap.recordings) if snap else 0,
                          chunks=snap.live_chunks if snap else 0,
-                         last_sync=snap.manifest.get("updated_at") if snap else None,
+                         last_sync=snap.manifest.updated_at if snap else None,
                          last_error=self.state.read().last_error)
 
     def status(self) -> Status:
@@ -158,12 +186,13 @@ class SearchService:
             recordings=len(snap.recordings) if snap else 0,
             chunks=snap.live_chunks if snap else 0,
             generation=snap.generation if snap else 0,
-            model=snap.manifest["model"] if snap else None,
-            last_commit=snap.manifest.get("updated_at") if snap else None,
+            model=snap.model.to_json() if snap else None,
+            last_commit=snap.manifest.updated_at if snap else None,
             last_success=state.last_success, last_attempt=state.last_attempt,
             last_error=state.last_error, last_error_kind=state.last_error_kind,
             last_report=state.last_report, pending=state.processing,
             held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
+            skipped=state.skipped,
             lock_holder=lock_holder(self.config.lock_path),
             health=health(state, time.time(), self.config.interval_ms, _alive(daemon_pid)),
         )

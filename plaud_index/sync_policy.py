@@ -7,7 +7,9 @@ The developer API's list has ids and names but nothing that says "edited"
 - recent recordings (created in the last ``RECENT_S``) every cycle: that is when
   notes get regenerated and speakers renamed;
 - older ones in a rolling window, least recently checked first, sized so each is
-  re-checked at least once per ``REVALIDATE_PERIOD_S`` without hammering the API.
+  re-checked at least once per ``REVALIDATE_PERIOD_S`` without hammering the API;
+- recordings that failed for a reason of their own (a payload we cannot read) in that
+  same window, never more often than every ``SKIPPED_RETRY_S``.
 Deletions: what a complete listing no longer has is deleted, except that an empty
 listing deletes nothing, ever, and one smaller than half the index deletes only when the
 very same listing comes back on a later cycle (a wrong-region token or a glitch must
@@ -28,6 +30,7 @@ from .models import Listed
 
 RECENT_S = 7 * 86400
 REVALIDATE_PERIOD_S = 86400
+SKIPPED_RETRY_S = 6 * 3600
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,18 @@ def _created(rec: IndexedRecording) -> float:
 
 def plan_fetches(listing: Mapping[str, Listed],
                  known: Mapping[str, IndexedRecording], checked: Mapping[str, float],
-                 now: float, interval_s: float, forced: Collection[str] = ()) -> FetchPlan:
+                 now: float, interval_s: float, forced: Collection[str] = (),
+                 skipped: Collection[str] = ()) -> FetchPlan:
+    """``skipped``: recordings that failed for a reason of their own. They are not new;
+    they join the rolling window, once their last try is ``SKIPPED_RETRY_S`` old."""
     new, processing, renamed, recent, old = [], [], [], [], []
     for file_id, row in listing.items():
         rec = known.get(file_id)
         name = row.title
-        if rec is None:
+        if file_id in skipped and rec is None:
+            if now - checked.get(file_id, 0.0) >= SKIPPED_RETRY_S:
+                old.append(file_id)
+        elif rec is None:
             new.append(file_id)
         elif rec.chunk_count == 0:
             processing.append(file_id)

@@ -15,7 +15,7 @@ import numpy as np
 from helpers import indexed, make_chunks
 
 from plaud_index.embedder import HashEmbedder
-from plaud_index.index.snapshot import ModelInfo
+from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.writer import open_writer
 
 

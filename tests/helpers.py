@@ -7,6 +7,9 @@ import zlib
 from typing import Any
 
 from plaud_index.plaud import PlaudSource
+from plaud_index.plaud.mock import load_corpus
+
+SAMPLE_RECORDINGS = len(load_corpus())  # the bundled sample corpus
 
 
 def detail(file_id: str = "f" * 32, *, name: str = "Weekly sync",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plaud_index.chunker import Chunker, estimate_tokens
+from plaud_index.chunker import TARGET_CHARS, Chunker, estimate_tokens
 from plaud_index.embedder import OnnxEmbedder
 from plaud_index.models import NoteSection, Recording, Utterance
 
@@ -148,3 +149,37 @@ def test_any_transcript_chunks_within_budget_and_keeps_every_word(
     for u in utterances:
         for word in u.text.split():
             assert word in words or len(word) > 200
+
+
+def _recording(title: str = "T", utterances: tuple[Utterance, ...] = ()) -> Recording:
+    return Recording("f", title, datetime(2026, 3, 2, tzinfo=timezone.utc), None, 0, utterances)
+
+
+def test_a_title_longer_than_the_token_budget_terminates_and_keeps_the_text() -> None:
+    chunker = Chunker(estimate_tokens)
+    chunks = chunker.chunk(_recording("word " * 2000, (Utterance("hello there", 0, 10, "A"),)))
+    assert chunks and "hello there" in chunks[0].text
+    assert all(estimate_tokens(c.embed_text) <= chunker.max_tokens for c in chunks)
+
+
+def test_thousands_of_identical_utterances_are_linear_and_ids_unique() -> None:
+    same = tuple(Utterance("yes", i * 1000, i * 1000 + 500, "A") for i in range(8000))
+    started = time.perf_counter()
+    chunks = Chunker(estimate_tokens).chunk(_recording(utterances=same))
+    assert len({c.chunk_id for c in chunks}) == len(chunks)
+    assert time.perf_counter() - started < 30  # was 90 s: quadratic ordinal search
+
+
+def test_a_ten_megabyte_utterance_is_split_in_linear_time() -> None:
+    huge = " ".join(f"word{i % 97}" for i in range(1_200_000))  # ~10 MB, one utterance
+    started = time.perf_counter()
+    chunks = Chunker(estimate_tokens).chunk(_recording(utterances=(Utterance(huge, 0, 1, ""),)))
+    assert chunks and max(len(c.text) for c in chunks) <= 2 * TARGET_CHARS
+    assert time.perf_counter() - started < 60  # was 183 s
+
+
+def test_text_without_spaces_is_cut_into_bounded_chunks() -> None:
+    solid = "会議" * 500_000  # 1M characters, no space anywhere
+    chunks = Chunker(estimate_tokens).chunk(_recording(utterances=(Utterance(solid, 0, 1, ""),)))
+    assert len(chunks) > 1 and max(len(c.text) for c in chunks) <= 2 * TARGET_CHARS
+    assert "".join(c.text for c in chunks).count("会議") >= 499_000  # nothing thrown away

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import SAMPLE_RECORDINGS
 
 from plaud_index.lock import IndexerLock
 
@@ -41,7 +42,7 @@ def test_indexer_once_then_search_json_with_the_real_model(mock_env: dict[str, s
     assert transcript and all(m["start"].count(":") == 2 for m in transcript)
     assert all(m["start"] == "" and m["start_ms"] is None for m in top["moments"]
                if m["source"] == "notes")
-    assert result["index"]["recordings"] == 12
+    assert result["index"]["recordings"] == SAMPLE_RECORDINGS
 
 
 def test_search_filters_from_the_command_line(mock_env: dict[str, str]) -> None:
@@ -73,10 +74,10 @@ def test_bad_search_arguments_exit_2_with_a_message(mock_env: dict[str, str]) ->
 def test_status_json_reports_the_index(mock_env: dict[str, str]) -> None:
     cli("indexer", "--once", env=mock_env)
     status = json.loads(cli("status", "--json").stdout)
-    assert status["recordings"] == 12 and status["chunks"] > 12
+    assert status["recordings"] == SAMPLE_RECORDINGS and status["chunks"] > SAMPLE_RECORDINGS
     assert status["model"]["dim"] == 384 and status["last_error"] is None
     assert status["lock_holder"] is None and status["last_success"]
-    assert "Recordings:   12" in cli("status").stdout
+    assert f"Recordings:   {SAMPLE_RECORDINGS}" in cli("status").stdout
 
 
 def test_second_concurrent_cycle_skips_and_exits_0(mock_env: dict[str, str],
@@ -110,7 +111,7 @@ def test_mock_corpus_in_the_eval_format(tmp_path: Path) -> None:
 
 def test_demo_indexes_the_sample_and_answers(tmp_path: Path) -> None:
     run = cli("demo", "who owns the launch checklist", env={"TMPDIR": str(tmp_path)})
-    assert "Indexed 12 recordings" in run.stdout
+    assert f"Indexed {SAMPLE_RECORDINGS} recordings" in run.stdout
     assert "Spring launch marketing plan" in run.stdout.split("===")[1].split("\n2.")[0]
 
 

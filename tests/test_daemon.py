@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fake_plaud import FakePlaud, Rule
+from helpers import SAMPLE_RECORDINGS
 
 from plaud_index.config import build_config
 from plaud_index.embedder import HashEmbedder
@@ -174,4 +175,4 @@ def test_daemon_stops_cleanly_on_sigterm(index_home: Path) -> None:
     assert daemon.wait(timeout=10) == 0
     assert "Indexer stopped" in daemon.stderr.read()
     assert (SyncStateStore(index_home).read().daemon or {"pid": 0})["pid"] is None
-    assert len(titles(index_home)) == 12
+    assert len(titles(index_home)) == SAMPLE_RECORDINGS

@@ -13,7 +13,8 @@ from plaud_index.analyzer import query_terms, tokenize
 from plaud_index.chunker import Chunker
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
-from plaud_index.index.snapshot import ModelInfo, Snapshot
+from plaud_index.index.manifest import ModelInfo
+from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.indexer import content_hash, indexed_record

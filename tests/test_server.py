@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import SAMPLE_RECORDINGS
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -99,7 +100,7 @@ async def test_search_returns_structured_and_readable_results(home: Path) -> Non
     top = data["results"][0]
     assert top["title"] == "Q3 budget review" and 0 < top["score"] <= 1
     assert top["moments"] and "get_transcript" in top["fetch"]
-    assert data["index"]["recordings"] == 12 and data["index"]["last_sync"]
+    assert data["index"]["recordings"] == SAMPLE_RECORDINGS and data["index"]["last_sync"]
     text = raw.content[0].text  # type: ignore[union-attr]
     assert "Q3 budget review" in text and f'"{top["moments"][0]["snippet"]}"' in text
 
@@ -173,7 +174,7 @@ async def test_empty_index_with_free_lock_runs_the_fallback_cycle(tmp_path: Path
     async with connect(tmp_path / "fresh", PLAUD_CLIENT="mock") as session:
         data = await search(session, query="postmortem checkout outage")
     assert data["results"][0]["title"] == "Postmortem: checkout database outage"
-    assert data["index"]["recordings"] == 12
+    assert data["index"]["recordings"] == SAMPLE_RECORDINGS
 
 
 async def test_empty_index_while_the_indexer_runs_says_so(tmp_path: Path) -> None:
@@ -210,7 +211,7 @@ async def test_server_reloads_the_index_after_an_indexer_commit(home: Path,
         after = await search(session, query="warehouse robots pilot")
     assert "new-recording-1" not in [r["file_id"] for r in before["results"]]
     assert after["results"][0]["file_id"] == "new-recording-1"
-    assert after["index"]["recordings"] == 13
+    assert after["index"]["recordings"] == SAMPLE_RECORDINGS + 1
 
 
 def test_exits_within_2s_of_stdin_closing_and_writes_only_json_rpc(home: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -15,11 +16,14 @@ import numpy as np
 import pytest
 from helpers import indexed, make_chunks
 
+from plaud_index.config import build_config
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
-from plaud_index.index.snapshot import ModelInfo
-from plaud_index.index.store import MANIFEST, STAGED, manifest_key, open_snapshot
+from plaud_index.index.manifest import MANIFEST, SCHEMA_VERSION, STAGED, ModelInfo
+from plaud_index.index.store import manifest_key, open_snapshot
 from plaud_index.index.writer import MAX_SEGMENTS, IndexWriter, open_writer
+from plaud_index.search import make_request, search
+from plaud_index.service import SearchService
 
 EMBEDDER = HashEmbedder()
 MODEL = ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash, EMBEDDER.dim)
@@ -52,7 +56,8 @@ def test_commit_then_read_back(tmp_path: Path) -> None:
     assert snap is not None
     assert sorted(snap.by_id) == ["a", "b"] and snap.live_chunks == 5
     manifest = json.loads((tmp_path / MANIFEST).read_text())
-    assert manifest["schema"] == 1 and manifest["model"]["id"] == MODEL.model_id
+    assert manifest["schema"] == 2 and manifest["model"]["id"] == MODEL.model_id
+    assert manifest["analyzer"] == "unicode-1"
     assert manifest["model"]["dim"] == MODEL.dim and manifest["model"]["dtype"] == "float32"
     assert manifest["counts"] == {"recordings": 2, "chunks": 5}
     assert manifest["created_at"] and manifest["updated_at"]
@@ -197,7 +202,7 @@ def test_model_change_rebuilds_beside_the_live_index(tmp_path: Path) -> None:
     live = open_snapshot(tmp_path)
     assert live is not None and live.model == OTHER_MODEL and len(live.recordings) == 2
     assert not (tmp_path / STAGED).exists()
-    names = {s["name"] for s in live.manifest["segments"]}
+    names = {s.name for s in live.manifest.segments}
     assert {p.name.split(".")[0] for p in tmp_path.glob("seg-*")} == names
 
 
@@ -214,7 +219,7 @@ def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
             try:
                 snap = open_snapshot(tmp_path)
                 assert snap is not None
-                assert snap.manifest["counts"]["chunks"] == snap.live_chunks
+                assert snap.manifest.counts["chunks"] == snap.live_chunks
                 assert snap.live_chunks == 5 * len(snap.recordings)
                 query = EMBEDDER.embed(["budget"])[0]
                 assert len(snap.cosine(query)) == len(snap.chunks)
@@ -264,3 +269,41 @@ def test_kill_9_at_random_points_never_loses_a_committed_recording(tmp_path: Pat
         assert snap.live_chunks == sum(r.chunk_count for r in snap.recordings)
         next_id = max(int(f[3:]) for f in snap.by_id) + 1
     assert len(committed) >= 12
+
+
+FIXTURE_V1 = Path(__file__).parent / "fixtures" / "index-v1"  # tests/fixtures/make_index_v1.sh
+
+
+def test_an_index_of_the_previous_version_is_upgraded_without_re_embedding(
+        tmp_path: Path) -> None:
+    directory = tmp_path / "vector-index"
+    shutil.copytree(FIXTURE_V1, directory)
+    old = open_snapshot(directory)
+    assert old is not None and (old.manifest.schema, old.manifest.analyzer) == (1, "ascii-1")
+    assert old.segments[0].postings.lookup("kündigungsfrist")[0].size == 0  # the old cut
+    vectors = np.concatenate([np.asarray(s.vectors) for s in old.segments])
+    hash_model = ModelInfo("mock/hash-embedder", "mock-hash-v1", 128)
+    open_writer(directory, hash_model)  # what the indexer does first, every cycle
+    new = open_snapshot(directory)
+    assert new is not None and (new.manifest.schema, new.manifest.analyzer) == (
+        SCHEMA_VERSION, "unicode-1")
+    assert sorted(new.by_id) == sorted(old.by_id) and new.live_chunks == old.live_chunks
+    np.testing.assert_array_equal(
+        np.concatenate([np.asarray(s.vectors) for s in new.segments]), vectors)
+    for query in ("Kündigungsfrist", "Küche", "Munchen"):
+        hits = search(new, make_request(query, mode="keyword"), None)
+        assert hits and hits[0].file_id == "v1-german", query
+    assert search(new, make_request("budget", mode="keyword"), None)[0].file_id == "v1-english"
+    assert {p.name.split(".")[0] for p in directory.glob("seg-*")} == {
+        s.name for s in new.manifest.segments}  # the old segment files are gone
+
+
+def test_the_search_service_upgrades_an_old_index_when_no_indexer_runs(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURE_V1, home / "vector-index")
+    config = build_config({"PLAUD_INDEX_HOME": str(home), "PLAUD_EMBEDDER": "mock"}, None)
+    result = SearchService(config).search(make_request("Kündigungsfrist", mode="keyword"))
+    assert [h.file_id for h in result.results][:1] == ["v1-german"]
+    snap = open_snapshot(home / "vector-index")
+    assert snap is not None and snap.manifest.analyzer == "unicode-1"

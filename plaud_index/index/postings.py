@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analyzer import tokenize
+from ..analyzer import term_spans
 
 K1 = 1.2
 B = 0.75
@@ -26,6 +26,20 @@ class Postings:
     rows: np.ndarray  # int32 row ids within the segment
     tfs: np.ndarray  # float32 term frequencies
     doclen: np.ndarray  # int32 terms per row
+
+    def check(self, n_rows: int) -> None:
+        """Raise ``ValueError`` unless the arrays fit together and address ``n_rows`` rows."""
+        n_terms, n_postings = len(self.terms), len(self.rows)
+        if len(self.offsets) != n_terms + 1 or len(self.tfs) != n_postings \
+                or len(self.doclen) != n_rows:
+            raise ValueError("postings arrays of inconsistent lengths")
+        if n_terms and (self.offsets[0] != 0 or self.offsets[-1] != n_postings
+                        or (np.diff(self.offsets) < 0).any()):
+            raise ValueError("postings offsets out of order")
+        if n_postings and (int(self.rows.min()) < 0 or int(self.rows.max()) >= n_rows):
+            raise ValueError("postings point at rows that do not exist")
+        if n_postings and not (np.isfinite(self.tfs).all() and (self.tfs >= 0).all()):
+            raise ValueError("term frequencies that are not finite")
 
     def lookup(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.searchsorted(self.terms, term))
@@ -43,8 +57,11 @@ def build_postings(texts: Sequence[str]) -> Postings:
     by_term: dict[str, list[tuple[int, int]]] = {}
     doclen = np.zeros(len(texts), dtype=np.int32)
     for row, text in enumerate(texts):
-        counts = Counter(tokenize(text))
-        doclen[row] = sum(counts.values())
+        spans = list(term_spans(text))
+        counts = Counter(term for _, term in spans)
+        # Length in word positions: an accent-free alias or a CJK unigram beside its
+        # bigram is the same word again, not a longer document.
+        doclen[row] = len({offset for offset, _ in spans})
         for term, tf in counts.items():
             by_term.setdefault(term, []).append((row, tf))
     terms = sorted(by_term)

@@ -9,26 +9,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import IndexCorruptError
 from .postings import Postings
 
-
-@dataclass(frozen=True)
-class ModelInfo:
-    model_id: str
-    sha256: str
-    dim: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.model_id, "sha256": self.sha256, "dim": self.dim,
-                "dtype": "float32"}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ModelInfo:
-        return cls(str(data["id"]), str(data["sha256"]), int(data["dim"]))
+if TYPE_CHECKING:  # the shapes only: this module reads no file
+    from .manifest import Manifest, ModelInfo
 
 
 @dataclass(frozen=True)
@@ -102,7 +91,7 @@ class Segment:
 
 @dataclass(frozen=True)
 class Snapshot:
-    manifest: dict[str, Any]
+    manifest: Manifest
     segments: list[Segment]
     offsets: list[int]  # global row offset of each segment
     chunks: list[ChunkRow]  # all rows, dead ones included (masked by ``live``)
@@ -113,19 +102,19 @@ class Snapshot:
 
     @property
     def generation(self) -> int:
-        return int(self.manifest.get("generation", 0))
+        return self.manifest.generation
 
     @property
     def model(self) -> ModelInfo:
-        return ModelInfo.from_json(self.manifest["model"])
+        return self.manifest.model
 
     @property
     def live_chunks(self) -> int:
         return int(self.live.sum())
 
     @classmethod
-    def build(cls, manifest: dict[str, Any], segments: list[Segment]) -> Snapshot:
-        dead: dict[str, int] = manifest.get("dead", {})
+    def build(cls, manifest: Manifest, segments: list[Segment]) -> Snapshot:
+        dead = manifest.dead
         recordings: list[IndexedRecording] = []
         by_id: dict[str, int] = {}
         for seg in segments:
@@ -149,7 +138,15 @@ class Snapshot:
         """Dot products of the (normalised) query with every row; dead rows included."""
         parts = [np.asarray(seg.vectors @ query, dtype=np.float32) for seg in self.segments
                  if len(seg.chunks)]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+        scores = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+        if not np.isfinite(scores).all():  # damaged vector bytes must never reach a score
+            bad = next(seg.name for seg, part in zip(
+                [s for s in self.segments if len(s.chunks)], parts, strict=True)
+                if not np.isfinite(part).all())
+            raise IndexCorruptError(f"The index file {bad}.vec.npy holds vectors that are "
+                                    "not numbers (damaged); the indexer rebuilds it from "
+                                    "Plaud on its next cycle (or delete the folder).")
+        return scores
 
     def keyword_segments(self) -> list[tuple[Postings, int]]:
         return [(seg.postings, off) for seg, off in zip(self.segments, self.offsets, strict=True)]

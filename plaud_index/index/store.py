@@ -2,7 +2,7 @@
 
 Layout of ``<home>/vector-index/``::
 
-    manifest.json              what is live: schema, model, segments, tombstones
+    manifest.json              what is live: schema, model, analyser, segments, tombstones
     manifest.next.json         a full re-index for a new model, until it completes
     seg-<seq>-<rand>.vec.npy   float32 rows, L2-normalised (memory-mapped by readers)
     seg-<seq>-<rand>.meta.json chunk metadata and the recordings the segment holds
@@ -15,6 +15,10 @@ Files are never rewritten: a reader that mapped one keeps a valid view.
 Deleting or replacing a recording is a tombstone ``dead[file_id] = seq``:
 its rows in segments older than ``seq`` stop counting. Compaction folds the
 live rows into one segment when segments or tombstones pile up.
+
+Every file a reader opens may be damaged: any failure to read one, a size that
+differs from the manifest's record, or rows that do not line up is an
+``IndexCorruptError`` naming the file; the indexer then rebuilds from Plaud.
 """
 
 from __future__ import annotations
@@ -22,50 +26,68 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..errors import IndexCorruptError, IndexSchemaError
+from ..errors import IndexCorruptError
+from .manifest import MANIFEST, Manifest, SegmentEntry, read_manifest
 from .postings import Postings
 from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-MANIFEST = "manifest.json"
-STAGED = "manifest.next.json"
+SUFFIXES = (".vec.npy", ".kw.npz", ".meta.json")
+REBUILD = "the indexer rebuilds it from Plaud on its next cycle (or delete the folder)"
 
 
-def read_manifest(path: Path) -> dict[str, Any] | None:
+def _damaged(path: Path, why: object) -> IndexCorruptError:
+    return IndexCorruptError(f"The index file {path} is damaged ({why}); {REBUILD}.")
+
+
+def file_sizes(directory: Path, name: str) -> dict[str, int]:
+    return {suffix: (directory / f"{name}{suffix}").stat().st_size for suffix in SUFFIXES}
+
+
+def _check_sizes(directory: Path, entry: SegmentEntry) -> None:
+    for suffix, expected in entry.files.items():
+        path = directory / f"{entry.name}{suffix}"
+        size = path.stat().st_size  # FileNotFoundError: the caller decides (a race or damage)
+        if size != expected:
+            raise _damaged(path, f"{size} bytes, the manifest recorded {expected}")
+
+
+def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
+    _check_sizes(directory, entry)
+    meta_path = directory / f"{entry.name}.meta.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        chunks = [ChunkRow.from_json(c) for c in meta["chunks"]]
+        recordings = [IndexedRecording.from_json(r) for r in meta["recordings"]]
+        seq = int(meta["seq"])
     except FileNotFoundError:
-        return None
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _damaged(meta_path, f"{type(exc).__name__}: {exc}") from exc
+    vec_path = directory / f"{entry.name}.vec.npy"
+    try:
+        vectors = np.load(vec_path, mmap_mode="r")
+    except FileNotFoundError:
+        raise
     except (OSError, ValueError) as exc:
-        raise IndexCorruptError(f"Cannot read {path}: {exc}. Delete {path.parent} to rebuild "
-                                "the index from Plaud.") from exc
-    if not isinstance(data, dict):
-        raise IndexCorruptError(f"{path} is not an index manifest; delete {path.parent}.")
-    if int(data.get("schema", 0)) > SCHEMA_VERSION:
-        raise IndexSchemaError(
-            f"The index at {path.parent} was written by a newer plaud-index-mcp "
-            f"(schema {data.get('schema')}, this version reads {SCHEMA_VERSION}). "
-            "Upgrade plaud-index-mcp, or delete the folder to rebuild it."
-        )
-    return data
-
-
-def load_segment(directory: Path, name: str) -> Segment:
-    meta = json.loads((directory / f"{name}.meta.json").read_text(encoding="utf-8"))
-    vectors = np.load(directory / f"{name}.vec.npy", mmap_mode="r")
-    with np.load(directory / f"{name}.kw.npz") as kw:
-        postings = Postings(**{k: kw[k] for k in ("terms", "offsets", "rows", "tfs", "doclen")})
-    chunks = [ChunkRow.from_json(c) for c in meta["chunks"]]
-    recordings = [IndexedRecording.from_json(r) for r in meta["recordings"]]
-    if len(chunks) != vectors.shape[0]:
-        raise IndexCorruptError(f"Segment {name} is inconsistent; delete {directory}.")
-    return Segment(name=name, seq=int(meta["seq"]), vectors=vectors, postings=postings,
+        raise _damaged(vec_path, exc) from exc
+    if vectors.dtype != np.float32 or vectors.ndim != 2 or len(chunks) != vectors.shape[0]:
+        raise _damaged(vec_path, f"{vectors.dtype} {vectors.shape} for {len(chunks)} chunks")
+    kw_path = directory / f"{entry.name}.kw.npz"
+    try:
+        with np.load(kw_path) as kw:
+            postings = Postings(**{k: kw[k] for k in ("terms", "offsets", "rows", "tfs",
+                                                       "doclen")})
+        postings.check(len(chunks))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        raise _damaged(kw_path, exc) from exc
+    return Segment(name=entry.name, seq=seq, vectors=vectors, postings=postings,
                    chunks=chunks, recordings=recordings)
 
 
@@ -75,7 +97,14 @@ def manifest_key(directory: Path) -> tuple[int, int, int] | None:
         st = (directory / MANIFEST).stat()
     except FileNotFoundError:
         return None
+    except NotADirectoryError as exc:
+        raise IndexCorruptError(f"{directory} is a file, not the index folder; move it "
+                                "away and the indexer builds the index there.") from exc
     return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def load_segments(directory: Path, manifest: Manifest) -> list[Segment]:
+    return [load_segment(directory, entry) for entry in manifest.segments]
 
 
 def open_snapshot(directory: Path, manifest_name: str = MANIFEST) -> Snapshot | None:
@@ -85,14 +114,11 @@ def open_snapshot(directory: Path, manifest_name: str = MANIFEST) -> Snapshot | 
         if manifest is None:
             return None
         try:
-            segments = [load_segment(directory, s["name"]) for s in manifest["segments"]]
-        except FileNotFoundError:
-            # Compaction retired a file between our manifest read and open; re-read.
+            return Snapshot.build(manifest, load_segments(directory, manifest))
+        except FileNotFoundError as exc:
+            # Compaction retired a file between our manifest read and open: re-read. A
+            # file that stays missing under an unchanged manifest is damage.
             if attempt == 2:
-                raise
-            continue
-        except (KeyError, ValueError, OSError) as exc:
-            raise IndexCorruptError(f"Cannot read the index at {directory}: {exc}. Delete "
-                                    "the folder to rebuild it from Plaud.") from exc
-        return Snapshot.build(manifest, segments)
+                raise IndexCorruptError(f"The index file {exc.filename} is missing; "
+                                        f"{REBUILD}.") from exc
     return None  # pragma: no cover

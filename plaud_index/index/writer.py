@@ -12,17 +12,27 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from ..analyzer import VERSION as ANALYZER
 from ..fsio import atomic_file, fsync_dir, write_json_atomic
 from ..models import Chunk
+from .manifest import (
+    MANIFEST,
+    SCHEMA_VERSION,
+    STAGED,
+    Manifest,
+    ModelInfo,
+    SegmentEntry,
+    read_manifest,
+)
 from .postings import build_postings
-from .snapshot import ChunkRow, IndexedRecording, ModelInfo, Segment, Snapshot
-from .store import MANIFEST, SCHEMA_VERSION, STAGED, load_segment, read_manifest
+from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
+from .store import file_sizes, load_segment, load_segments
 
 log = logging.getLogger(__name__)
 
@@ -38,34 +48,34 @@ def _iso(ts: float) -> str:
 
 def open_writer(directory: Path, model: ModelInfo, clock: Clock = time.time) -> IndexWriter:
     """A writer for ``model``. A different model than the live index builds a new index
-    beside it (``manifest.next.json``) that replaces the old one on ``promote()``."""
+    beside it (``manifest.next.json``) that replaces the old one on ``promote()``. An index
+    whose postings an older analyser made is re-tokenised first (vectors are kept)."""
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     live = read_manifest(directory / MANIFEST)
-    if live is None or ModelInfo.from_json(live["model"]) == model:
-        return IndexWriter(directory, MANIFEST, live, model, clock)
+    if live is None or live.model == model:
+        writer = IndexWriter(directory, MANIFEST, live, model, clock)
+        writer.upgrade()
+        return writer
     staged = read_manifest(directory / STAGED)
-    resume = staged is not None and ModelInfo.from_json(staged["model"]) == model
+    resume = staged is not None and staged.model == model
     log.warning("Embedding model changed (%s -> %s): re-indexing everything; searches use the "
-                "old index until the new one is complete", live["model"].get("id"),
-                model.model_id)
-    return IndexWriter(directory, STAGED, staged if resume else None, model, clock)
+                "old index until the new one is complete", live.model.model_id, model.model_id)
+    writer = IndexWriter(directory, STAGED, staged if resume else None, model, clock)
+    writer.upgrade()
+    return writer
 
 
 class IndexWriter:
-    def __init__(self, directory: Path, target: str, manifest: dict[str, Any] | None,
+    def __init__(self, directory: Path, target: str, manifest: Manifest | None,
                  model: ModelInfo, clock: Clock) -> None:
         self.directory = directory
         self.target = target
         self.model = model
         self.clock = clock
         now = _iso(clock())
-        self.manifest: dict[str, Any] = manifest or {
-            "schema": SCHEMA_VERSION, "generation": 0, "model": model.to_json(),
-            "segments": [], "dead": {}, "next_seq": 1, "created_at": now, "updated_at": now,
-            "counts": {"recordings": 0, "chunks": 0},
-        }
-        segments = [load_segment(directory, s["name"]) for s in self.manifest["segments"]]
-        self.snapshot = Snapshot.build(self.manifest, segments)
+        self.manifest = manifest or Manifest(model=model, analyzer=ANALYZER, created_at=now,
+                                             updated_at=now)
+        self.snapshot = Snapshot.build(self.manifest, load_segments(directory, self.manifest))
         self._pending: dict[str, tuple[IndexedRecording, list[Chunk], np.ndarray]] = {}
         self._deletes: set[str] = set()
         self._rows_by_chunk: dict[str, int] | None = None
@@ -107,10 +117,10 @@ class IndexWriter:
         """Make everything put/deleted so far durable and visible. False if nothing to do."""
         if not self.pending:
             return False
-        seq = int(self.manifest["next_seq"])
-        segments = list(self.manifest["segments"])
+        seq = self.manifest.next_seq
+        entries = list(self.manifest.segments)
         loaded = list(self.snapshot.segments)
-        dead = dict(self.manifest["dead"])
+        dead = dict(self.manifest.dead)
         for file_id in [*self._pending, *self._deletes]:
             if file_id in self.snapshot.by_id:
                 dead[file_id] = seq
@@ -120,10 +130,10 @@ class IndexWriter:
             vectors = np.concatenate([v for _, _, v in self._pending.values()]) if chunks \
                 else np.zeros((0, self.model.dim), dtype=np.float32)
             rows = [ChunkRow.from_chunk(c) for c in chunks]
-            name = self._write_segment(seq, rows, recs, vectors)
-            segments.append({"name": name, "seq": seq, "rows": len(rows)})
-            loaded.append(load_segment(self.directory, name))
-        self._publish(segments, loaded, dead, seq + 1)
+            entry = self._write_segment(seq, rows, recs, vectors)
+            entries.append(entry)
+            loaded.append(load_segment(self.directory, entry))
+        self._publish(entries, loaded, dead, seq + 1)
         self._pending.clear()
         self._deletes.clear()
         if self._needs_compaction():
@@ -143,49 +153,74 @@ class IndexWriter:
     def compact(self) -> None:
         """Fold every live row into one new segment; drop the tombstones."""
         snap = self.snapshot
-        seq = int(self.manifest["next_seq"])
+        seq = self.manifest.next_seq
         rows = [c for i, c in enumerate(snap.chunks) if snap.live[i]]
         parts = [np.asarray(seg.vectors)[snap.live[off:off + len(seg.chunks)]]
                  for seg, off in zip(snap.segments, snap.offsets, strict=True)]
         vectors = np.concatenate([np.zeros((0, self.model.dim), np.float32), *parts])
-        name = self._write_segment(seq, rows, snap.recordings, vectors)
-        segment = load_segment(self.directory, name)
-        self._publish([{"name": name, "seq": seq, "rows": len(rows)}], [segment], {}, seq + 1)
-        log.info("Compacted the index into %s (%d chunks)", name, len(rows))
+        entry = self._write_segment(seq, rows, snap.recordings, vectors)
+        self._publish([entry], [load_segment(self.directory, entry)], {}, seq + 1)
+        log.info("Compacted the index into %s (%d chunks)", entry.name, len(rows))
+
+    def upgrade(self) -> None:
+        """Bring an index of an older schema up to this one without re-embedding: the
+        postings are made again from the stored chunk text with today's analyser; the
+        vectors and metadata files are shared (hard links) with the old segments."""
+        if self.manifest.analyzer == ANALYZER and self.manifest.schema == SCHEMA_VERSION:
+            return
+        log.warning("The index at %s was made by an older version (schema %d, analyser %s): "
+                    "re-tokenising %d chunks for the %s analyser (vectors are kept)",
+                    self.directory, self.manifest.schema, self.manifest.analyzer,
+                    len(self.snapshot.chunks), ANALYZER)
+        entries, loaded = [], []
+        for seg in self.snapshot.segments:
+            name = f"seg-{seg.seq:06d}-{secrets.token_hex(4)}"
+            for suffix in (".vec.npy", ".meta.json"):
+                os.link(self.directory / f"{seg.name}{suffix}", self.directory / f"{name}{suffix}")
+            self._write_postings(name, [c.text for c in seg.chunks])
+            fsync_dir(self.directory)
+            entry = SegmentEntry(name, seg.seq, len(seg.chunks), file_sizes(self.directory, name))
+            entries.append(entry)
+            loaded.append(load_segment(self.directory, entry))
+        self._publish(entries, loaded, dict(self.manifest.dead), self.manifest.next_seq)
 
     def _needs_compaction(self) -> bool:
         total = len(self.snapshot.chunks)
         dead_rows = total - self.snapshot.live_chunks
-        return len(self.manifest["segments"]) > MAX_SEGMENTS or (
+        return len(self.manifest.segments) > MAX_SEGMENTS or (
             total > 0 and dead_rows / total > MAX_DEAD_FRACTION)
 
+    def _write_postings(self, name: str, texts: list[str]) -> None:
+        with atomic_file(self.directory / f"{name}.kw.npz") as fh:
+            postings = build_postings(texts)
+            np.savez(fh, terms=postings.terms, offsets=postings.offsets, rows=postings.rows,
+                     tfs=postings.tfs, doclen=postings.doclen)
+
     def _write_segment(self, seq: int, rows: list[ChunkRow], recordings: list[IndexedRecording],
-                       vectors: np.ndarray) -> str:
+                       vectors: np.ndarray) -> SegmentEntry:
         name = f"seg-{seq:06d}-{secrets.token_hex(4)}"
         meta = {"seq": seq, "model": self.model.to_json(),
                 "chunks": [r.to_json() for r in rows],
                 "recordings": [r.to_json() for r in recordings]}
         with atomic_file(self.directory / f"{name}.vec.npy") as fh:
             np.save(fh, np.ascontiguousarray(vectors, dtype=np.float32))
-        with atomic_file(self.directory / f"{name}.kw.npz") as fh:
-            postings = build_postings([r.text for r in rows])
-            np.savez(fh, terms=postings.terms, offsets=postings.offsets, rows=postings.rows,
-                     tfs=postings.tfs, doclen=postings.doclen)
+        self._write_postings(name, [r.text for r in rows])
         with atomic_file(self.directory / f"{name}.meta.json") as fh:
             fh.write(json.dumps(meta, separators=(",", ":")).encode())
         fsync_dir(self.directory)
-        return name
+        return SegmentEntry(name, seq, len(rows), file_sizes(self.directory, name))
 
-    def _publish(self, segments: list[dict[str, Any]], loaded: list[Segment],
+    def _publish(self, entries: list[SegmentEntry], loaded: list[Segment],
                  dead: dict[str, int], next_seq: int) -> None:
-        manifest = {**self.manifest, "segments": segments, "dead": dead, "next_seq": next_seq,
-                    "generation": int(self.manifest["generation"]) + 1,
-                    "updated_at": _iso(self.clock())}
+        manifest = self.manifest.advance(schema=SCHEMA_VERSION, analyzer=ANALYZER,
+                                         segments=tuple(entries), dead=dead, next_seq=next_seq,
+                                         updated_at=_iso(self.clock()))
         snapshot = Snapshot.build(manifest, loaded)
-        manifest["counts"] = {"recordings": len(snapshot.recordings),
-                              "chunks": snapshot.live_chunks}
-        write_json_atomic(self.directory / self.target, manifest)
-        self.manifest, self.snapshot, self._rows_by_chunk = manifest, snapshot, None
+        manifest = replace(manifest, counts={"recordings": len(snapshot.recordings),
+                                             "chunks": snapshot.live_chunks})
+        write_json_atomic(self.directory / self.target, manifest.to_json())
+        self.manifest, self.snapshot = manifest, replace(snapshot, manifest=manifest)
+        self._rows_by_chunk = None
         self._collect_garbage()
 
     def _collect_garbage(self) -> None:
@@ -197,7 +232,7 @@ class IndexWriter:
         for name in (MANIFEST, STAGED):
             manifest = read_manifest(self.directory / name)
             if manifest:
-                referenced.update(s["name"] for s in manifest["segments"])
+                referenced.update(s.name for s in manifest.segments)
         for path in self.directory.iterdir():
             stem = path.name.split(".", 1)[0]
             stale_tmp = path.name.startswith(".tmp-") and time.time() - path.stat().st_mtime > 60

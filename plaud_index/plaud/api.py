@@ -182,9 +182,10 @@ class PlaudClient:
 
     def _resolve_links(self, detail: dict[str, Any]) -> None:
         for key in LINK_BLOCKS:
-            for block in detail.get(key) or []:
+            blocks = detail.get(key)
+            for block in blocks if isinstance(blocks, list) else []:
                 link = block.get("data_link") if isinstance(block, dict) else None
-                if link and not block.get("data_content"):
+                if isinstance(link, str) and link and not block.get("data_content"):
                     block["data_content"] = self._fetch_link(link)
 
     def _fetch_link(self, link: str) -> str:

@@ -4,11 +4,19 @@ The wire shapes are in ``shared/plaud/API.md`` §3.2–3.4. Plaud is inconsisten
 in places (notes as Markdown or JSON-wrapped, durations as int or string,
 naive UTC timestamps), so every field is read tolerantly; only a payload that
 cannot be a recording at all raises ``MalformedRecordingError``.
+
+Everything is also sanitised here, once, so no later stage meets it: lone
+surrogates become U+FFFD and control characters (NUL, ESC, …) are dropped from
+every string; timestamps in seconds, milliseconds or microseconds are told apart
+and must fall in 2000–2100; NaN, infinities and absurd durations are rejected;
+fields of the wrong type are ignored; sizes are capped (``MAX_*``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -22,45 +30,63 @@ _TRANSCRIPT_TYPES = ("transaction_polish", "transaction")
 # Keys that hold the Markdown inside a JSON-wrapped note, in order of trust.
 _NOTE_KEYS = ("ai_content", "content", "markdown", "text")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
+MAX_DURATION_MS = 7 * 86_400_000  # a week: longer is a unit mix-up, not a recording
+MAX_ID_CHARS = 200
+MAX_TITLE_CHARS = 500
+MAX_SPEAKER_CHARS = 200
+MAX_RECORDING_CHARS = 20_000_000  # about twenty days of speech; more is cut, with a warning
+MAX_SEGMENTS = 200_000
+
+log = logging.getLogger(__name__)
+
+
+def clean_text(value: str) -> str:
+    """Lone surrogates → U+FFFD, control characters (but newline and tab) removed."""
+    return _CONTROLS.sub("", _SURROGATES.sub("\ufffd", value))
+
+
+def _finite(value: float) -> bool:
+    return not (math.isnan(value) or math.isinf(value))
 
 
 def parse_timestamp(value: object) -> datetime | None:
-    """ISO-8601 (naive = UTC, ``Z``, offsets, space separator) or epoch ms → aware UTC."""
+    """ISO-8601 (naive = UTC, ``Z``, offsets, space separator) or an epoch in seconds,
+    milliseconds or microseconds → aware UTC; ``None`` for anything outside 2000–2100."""
     if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        seconds = value / 1000 if value > 10_000_000_000 else value
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
     try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
+        if isinstance(value, (int, float)):
+            if not _finite(float(value)) or value <= 0:
+                return None
+            seconds = value / 1e6 if value > 1e14 else value / 1e3 if value > 1e11 else value
+            parsed = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        elif isinstance(value, str):
+            text = value.strip()[:64]
+            if text.endswith(("Z", "z")):
+                text = text[:-1] + "+00:00"
+            parsed = datetime.fromisoformat(text)
+            parsed = parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None \
+                else parsed.astimezone(timezone.utc)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):  # 9999-12-31T23:00-05:00 overflows UTC
         return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+    return parsed if EARLIEST <= parsed < LATEST else None
 
 
 def parse_duration_ms(value: object) -> int:
-    """Milliseconds as int, float or numeric string; 0 when unknown."""
-    if isinstance(value, bool) or value is None:
-        return 0
-    if isinstance(value, (int, float)):
-        return max(int(value), 0)
-    if isinstance(value, str):
-        try:
-            return max(int(float(value.strip())), 0)
-        except ValueError:
-            return 0
-    return 0
+    """Milliseconds as int, float or numeric string; 0 when unknown or absurd."""
+    ms = _as_int_ms(value)
+    return ms if ms is not None and 0 <= ms <= MAX_DURATION_MS else 0
 
 
 def _decode_json_text(value: object) -> object:
-    """A block's ``data_content`` may be JSON encoded as a string (sometimes twice)."""
+    """A block's ``data_content`` may be JSON encoded as a string (sometimes twice).
+    JSON nested deeper than Python can parse is no content at all."""
     for _ in range(2):
         if not isinstance(value, str):
             return value
@@ -69,22 +95,32 @@ def _decode_json_text(value: object) -> object:
             return value
         try:
             value = json.loads(stripped)
+        except RecursionError:
+            return None
         except ValueError:
             return value
     return value
 
 
 def _as_int_ms(value: object) -> int | None:
+    """A finite number of milliseconds (int, float or numeric string), else ``None``."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
     if isinstance(value, str):
         try:
-            return int(float(value))
+            value = float(value.strip()[:32])
         except ValueError:
             return None
+    if isinstance(value, (int, float)) and _finite(float(value)) and abs(value) < 1e15:
+        return int(value)
     return None
+
+
+def _short_text(value: object, limit: int) -> str:
+    """A clean one-line string of at most ``limit`` characters (numbers are stringified)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ""
+    return " ".join(clean_text(str(value)).split())[:limit]
 
 
 def parse_segments(content: object) -> tuple[Utterance, ...]:
@@ -95,21 +131,27 @@ def parse_segments(content: object) -> tuple[Utterance, ...]:
     if not isinstance(data, list):
         return ()
     out: list[Utterance] = []
-    for seg in data:
+    budget = MAX_RECORDING_CHARS
+    for seg in data[:MAX_SEGMENTS]:
         if not isinstance(seg, Mapping):
             continue
         text = seg.get("content")
         if not isinstance(text, str) or not text.strip():
             continue
-        start = _as_int_ms(seg.get("start_time")) or 0
+        text = " ".join(clean_text(text).split())[:budget]
+        if not text:
+            continue
+        budget -= len(text)
+        start = min(max(_as_int_ms(seg.get("start_time")) or 0, 0), MAX_DURATION_MS)
         end = _as_int_ms(seg.get("end_time"))
-        speaker = seg.get("speaker") or seg.get("original_speaker") or ""
-        out.append(Utterance(
-            text=" ".join(text.split()),
-            start_ms=max(start, 0),
-            end_ms=max(end if end is not None else start, start),
-            speaker=str(speaker).strip(),
-        ))
+        end = min(max(end if end is not None else start, start), MAX_DURATION_MS)
+        speaker = _short_text(seg.get("speaker"), MAX_SPEAKER_CHARS) or \
+            _short_text(seg.get("original_speaker"), MAX_SPEAKER_CHARS)
+        out.append(Utterance(text=text, start_ms=start, end_ms=end, speaker=speaker))
+        if budget <= 0:
+            log.warning("A transcript is longer than %d characters; the rest is not indexed",
+                        MAX_RECORDING_CHARS)
+            break
     return tuple(out)
 
 
@@ -120,7 +162,7 @@ def note_markdown(content: object) -> str:
         if not isinstance(data, Mapping):
             break
         data = next((data[k] for k in _NOTE_KEYS if data.get(k)), "")
-    return data.strip() if isinstance(data, str) else ""
+    return clean_text(data).strip()[:MAX_RECORDING_CHARS] if isinstance(data, str) else ""
 
 
 def split_markdown_sections(markdown: str) -> list[tuple[str, str]]:
@@ -154,9 +196,15 @@ def _blocks(raw: Mapping[str, Any], *keys: str) -> Iterable[Mapping[str, Any]]:
             yield from (b for b in blocks if isinstance(b, Mapping))
 
 
+def _data_id(block: Mapping[str, Any]) -> str:
+    value = block.get("data_id")
+    return value if isinstance(value, str) else ""
+
+
 def _is_note(block: Mapping[str, Any]) -> bool:
-    kind = str(block.get("data_type") or "")
-    return kind.endswith("note") or str(block.get("data_id") or "").startswith("auto_sum:")
+    kind = block.get("data_type")
+    return (isinstance(kind, str) and kind.endswith("note")) or \
+        _data_id(block).startswith("auto_sum:")
 
 
 def _transcript(raw: Mapping[str, Any]) -> tuple[Utterance, ...]:
@@ -175,19 +223,20 @@ def _notes(raw: Mapping[str, Any]) -> tuple[NoteSection, ...]:
     sections: list[NoteSection] = []
     web_notes = [b for b in _blocks(raw, "content_list", "pre_download_content_list")
                  if _is_note(b)]
-    seen: set[object] = set()
+    seen: set[str] = set()
     for block in [*_blocks(raw, "note_list"), *web_notes]:
-        if block.get("data_id") and block.get("data_id") in seen:
+        data_id = _data_id(block)
+        if data_id and data_id in seen:
             continue  # the web API repeats a note in content_list and pre_download
         if block.get("data_error_code"):
             continue  # a failed note; its content is not a note (API.md §3.2, X3)
         markdown = note_markdown(block.get("data_content"))
         if not markdown:
             continue
-        seen.add(block.get("data_id"))
-        fallback = "Summary" if str(block.get("data_id") or "").startswith("auto_sum") \
-            else "Note"
-        title = str(block.get("data_tab_name") or block.get("data_title") or fallback).strip()
+        seen.add(data_id)
+        fallback = "Summary" if data_id.startswith("auto_sum") else "Note"
+        title = _short_text(block.get("data_tab_name"), MAX_TITLE_CHARS) or \
+            _short_text(block.get("data_title"), MAX_TITLE_CHARS) or fallback
         for heading, text in split_markdown_sections(markdown):
             sections.append(NoteSection(note_title=title, heading=heading, text=text))
     return tuple(sections)
@@ -204,17 +253,22 @@ def normalize_recording(raw: object) -> Recording:
     file_id = raw.get("id") or raw.get("file_id")
     if not isinstance(file_id, str) or not file_id.strip():
         raise MalformedRecordingError("Plaud returned a recording without an id; skipping it")
+    if clean_text(file_id) != file_id or len(file_id) > MAX_ID_CHARS:
+        raise MalformedRecordingError(
+            f"Plaud returned a recording whose id is not a plain string ({file_id[:40]!r}…); "
+            "skipping it")
     start_at = parse_timestamp(raw.get("start_at") or raw.get("start_time"))
     created_at = parse_timestamp(raw.get("created_at")) or start_at
     if created_at is None:
         raise MalformedRecordingError(
             f"Recording {file_id} has no usable created_at/start_at timestamp; skipping it"
         )
-    title = raw.get("name") or raw.get("file_name") or raw.get("filename") or ""
+    title = next((t for t in (_short_text(raw.get(k), MAX_TITLE_CHARS)
+                              for k in ("name", "file_name", "filename")) if t), "")
     # the web API's detail has start_time (epoch ms) and no created_at
     return Recording(
         file_id=file_id.strip(),
-        title=str(title).strip() or "Untitled recording",
+        title=title or "Untitled recording",
         created_at=created_at,
         start_at=start_at,
         duration_ms=parse_duration_ms(raw.get("duration")),
@@ -234,5 +288,5 @@ def normalize_listing(rows: object) -> dict[str, Listed]:
         file_id = row.get("id") if isinstance(row, Mapping) else None
         if isinstance(file_id, str) and file_id and file_id not in out:
             name = row.get("name") if isinstance(row, Mapping) else None
-            out[file_id] = Listed(file_id, str(name).strip() if isinstance(name, str) else "")
+            out[file_id] = Listed(file_id, _short_text(name, MAX_TITLE_CHARS))
     return out

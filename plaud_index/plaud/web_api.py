@@ -96,9 +96,11 @@ class WebClient:
         data = self._call(f"/file/detail/{quote(file_id, safe='')}").get("data")
         if not isinstance(data, dict):
             raise PlaudUpstreamError(f"The Plaud web API's detail for {file_id} has no data")
-        for block in data.get("content_list") or []:
+        blocks = data.get("content_list")
+        for block in blocks if isinstance(blocks, list) else []:
             link = block.get("data_link") if isinstance(block, dict) else None
-            if link and not block.get("data_content") and block.get("task_status", 1) == 1:
+            ready = block.get("task_status", 1) == 1 if isinstance(block, dict) else False
+            if isinstance(link, str) and link and not block.get("data_content") and ready:
                 check_link(link, self.base)
                 response = self.transport.request("GET", link)  # presigned: no Authorization
                 if response.status != 200:
