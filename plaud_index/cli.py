@@ -108,7 +108,13 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_login(args: argparse.Namespace, config: Config) -> int:
-    user = sign_in(config, open_browser=None if args.no_browser else webbrowser.open)
+    def announce(url: str) -> None:
+        how = "Open this URL" if args.no_browser else "Your browser should open; if not, open"
+        print(f"{how} to sign in to Plaud:\n\n  {url}\n\nWaiting for the browser… "
+              "(Ctrl-C to cancel)", file=sys.stderr, flush=True)
+
+    user = sign_in(config, open_browser=None if args.no_browser else webbrowser.open,
+                   announce=announce)
     who = user.get("nickname") or user.get("email") or user.get("id")
     print(f"Signed in to Plaud as {who} ({user.get('email', 'no email')}).")
     return 0

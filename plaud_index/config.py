@@ -151,7 +151,7 @@ def parse_config_file(text: str | None, label: str) -> dict[str, object]:
         return {}
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         log.warning("Ignoring malformed JSON in %s (%s); using defaults", label, exc)
         return {}
     if not isinstance(data, dict):
@@ -232,7 +232,7 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
         text: str | None = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # unreadable, a folder, or not UTF-8
         log.warning("Cannot read %s (%s); using defaults", path, exc)
         text = None
     return build_config(env, text)

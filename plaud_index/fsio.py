@@ -8,6 +8,7 @@ helper (the indexer lock, refresh serialisation and the sync-state update).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -16,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from .errors import StorageError
 
 
 def fsync_dir(path: Path) -> None:
@@ -75,3 +78,16 @@ def flocked(path: Path) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+def storage_error(exc: OSError, home: Path) -> StorageError:
+    """An ``OSError`` from writing the index or state → a message that says what to do."""
+    where = exc.filename2 or exc.filename or home
+    if exc.errno == errno.ENOSPC or exc.errno == errno.EFBIG or exc.errno == errno.EDQUOT:
+        what = f"the disk holding {home} is full: free some space"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        what = f"{where} cannot be written ({exc.strerror}): check that {home} is writable"
+    else:
+        what = f"writing {where} failed ({exc.strerror or exc})"
+    return StorageError(f"The index was not updated: {what}. Everything committed before is "
+                        "intact; the indexer tries again next cycle.")

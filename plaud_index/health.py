@@ -12,10 +12,14 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
 
 
 def health(state: SyncState, now: float, interval_ms: int,
-           daemon_alive: bool | None) -> Health:
-    """Each flag is a sentence a user can act on; no flags means ok."""
+           daemon_alive: bool | None, writable: str | None = None) -> Health:
+    """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
+    the home when it cannot be written (a read-only disk: no sync can save anything)."""
     interval = interval_ms / 1000
     flags: list[str] = []
+    if writable:
+        flags.append(f"{writable} cannot be written (read-only disk or permissions): no sync "
+                     "can be saved until it can")
     last = state.last_success
     if last is None:
         flags.append("never synced: run `plaud-index-mcp indexer --once`")

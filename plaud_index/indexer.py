@@ -8,7 +8,6 @@ Chunks whose content hash is already in the index reuse their vector.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
@@ -29,8 +28,8 @@ from .errors import (
     PlaudIndexError,
     PlaudTransientError,
     SourceError,
-    StorageError,
 )
+from .fsio import storage_error
 from .index.manifest import ModelInfo
 from .index.snapshot import IndexedRecording
 from .index.writer import IndexWriter, open_writer
@@ -43,19 +42,6 @@ from .sync_state import SyncState, SyncStateStore
 log = logging.getLogger(__name__)
 
 COMMIT_EVERY = 25
-
-
-def storage_error(exc: OSError, home: Path) -> StorageError:
-    """An ``OSError`` from writing the index or state → a message that says what to do."""
-    where = exc.filename or home
-    if exc.errno == errno.ENOSPC or exc.errno == errno.EFBIG or exc.errno == errno.EDQUOT:
-        what = f"the disk holding {home} is full: free some space"
-    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        what = f"{where} cannot be written ({exc.strerror}): check that {home} is writable"
-    else:
-        what = f"writing {where} failed ({exc.strerror or exc})"
-    return StorageError(f"The index was not updated: {what}. Everything committed before is "
-                        "intact; the indexer tries again next cycle.")
 
 
 def content_hash(recording: Recording) -> str:
@@ -111,6 +97,7 @@ class Indexer:
             self.state.update(last_attempt=started, last_error=None, last_error_kind=None,
                               progress=None, last_success=self.clock(),
                               last_report=asdict(report), **remembered)
+            self.state.keep_reserve()
         except PlaudIndexError as exc:
             self._record_failure(started, str(exc), type(exc).__name__)
             raise
@@ -168,7 +155,7 @@ class Indexer:
             writer.delete(file_id)
         if writer.commit():
             counts["commits"] += 1
-        if writer.rebuilding and not errors and not stopped:
+        if writer.rebuilding and not stopped:  # every listed recording was tried once
             writer.promote()
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
         remembered = {"checked": checked, "held_deletion": decision.hold, "skipped": quarantine,

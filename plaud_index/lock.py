@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from .errors import IndexBusyError
-from .fsio import open_lock_file, try_flock, unflock
+from .fsio import open_lock_file, storage_error, try_flock, unflock
 
 
 class IndexerLock:
@@ -25,7 +25,10 @@ class IndexerLock:
         self._fd: int | None = None
 
     def try_acquire(self, role: str = "indexer") -> bool:
-        fd = open_lock_file(self.path)
+        try:
+            fd = open_lock_file(self.path)
+        except OSError as exc:  # a read-only or full disk: say so, not a traceback
+            raise storage_error(exc, self.path.parent) from exc
         if not try_flock(fd):
             os.close(fd)
             return False

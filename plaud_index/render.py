@@ -1,10 +1,22 @@
-"""The one text rendering of each result type, for the terminal and MCP text content. Pure."""
+"""The one text rendering of each result type, for the terminal and MCP text content. Pure.
+
+Every rendering passes through ``printable``: titles and transcripts are other people's
+text, and an ESC or BEL in one must not reach a terminal as a control sequence.
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from .models import Moment, RecordingInfo, SearchResult, Status
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (newlines and tabs stay)."""
+    return _CONTROLS.sub("", text)
 
 
 def _moment_line(moment: Moment, indent: str) -> str:
@@ -23,7 +35,7 @@ def render_search(result: SearchResult) -> str:
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
     if result.results:
         lines.append(f"\n{result.results[0].fetch}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def render_recording(info: RecordingInfo) -> str:
@@ -32,7 +44,7 @@ def render_recording(info: RecordingInfo) -> str:
              f"notes: {', '.join(info.notes) or '-'}"]
     lines.extend(_moment_line(m, "  ") for m in info.snippets)
     lines.append(info.fetch)
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _local(epoch: float | None) -> str:
@@ -64,4 +76,4 @@ def render_status(status: Status) -> str:
                      "Plaud")
     health = status.health
     lines.append(f"Health:       {'ok' if health.ok else '; '.join(health.flags)}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))

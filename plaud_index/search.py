@@ -14,12 +14,13 @@ The weights were chosen on the retrieval benchmark (README, "Retrieval quality")
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
 
-from .analyzer import query_terms, term_spans
+from .analyzer import has_searchable_text, query_terms, term_spans
 from .errors import InvalidQueryError
 from .index.postings import bm25
 from .index.snapshot import Snapshot
@@ -50,38 +51,60 @@ class SearchRequest:
     file_id: str | None = None  # restrict to one recording (plaud_get's snippets)
 
 
-def _parse_date(value: str | date | None, name: str) -> date | None:
+def echo(value: object, limit: int = 60) -> str:
+    """A value quoted back in an error message, never more than ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _parse_date(value: object, name: str) -> date | None:
     if value is None or value == "":
         return None
     if isinstance(value, date):
         return value
     try:
+        if not isinstance(value, str) or not _ISO_DAY.fullmatch(value):
+            raise ValueError(value)
         return date.fromisoformat(value)
     except ValueError:
-        raise InvalidQueryError(f"{name} must be a date as YYYY-MM-DD, got {value!r}") from None
+        raise InvalidQueryError(f"{name} must be a date as YYYY-MM-DD, got {echo(value)}") \
+            from None
 
 
-def make_request(query: str, *, date_from: str | date | None = None,
-                 date_to: str | date | None = None, limit: int = DEFAULT_LIMIT,
-                 speaker: str | None = None, source: str = "any",
-                 mode: str = "hybrid") -> SearchRequest:
-    """Validate search arguments; every problem is an ``InvalidQueryError`` a model can fix."""
+def make_request(query: object, *, date_from: object = None, date_to: object = None,
+                 limit: object = DEFAULT_LIMIT, speaker: object = None, source: object = "any",
+                 mode: object = "hybrid") -> SearchRequest:
+    """Validate search arguments; every problem is an ``InvalidQueryError`` a model can fix.
+    Arguments arrive as the client sent them (no coercion): ``"8"`` or ``true`` is not a
+    limit, ``20250101`` is not a date."""
+    if query is not None and not isinstance(query, str):
+        raise InvalidQueryError(f"query must be text, got {echo(query)}")
     query = (query or "").strip()
     if not query:
         raise InvalidQueryError("query is empty: say what to look for")
+    if not has_searchable_text(query):
+        raise InvalidQueryError("query has no letters or digits to search for")
     if len(query) > MAX_QUERY_CHARS:
-        raise InvalidQueryError(f"query is {len(query)} characters; keep it under "
+        raise InvalidQueryError(f"query is {len(query)} characters; the most is "
                                 f"{MAX_QUERY_CHARS}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got "
+                                f"{echo(limit)}")
     start, end = _parse_date(date_from, "date_from"), _parse_date(date_to, "date_to")
     if start and end and start > end:
         raise InvalidQueryError(f"date_from {start} is after date_to {end}")
-    if source not in SOURCES:
-        raise InvalidQueryError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
-    if mode not in MODES:
-        raise InvalidQueryError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return SearchRequest(query, start, end, limit, (speaker or "").strip() or None, source, mode)
+    if not isinstance(source, str) or source not in SOURCES:
+        raise InvalidQueryError(f"source must be one of {', '.join(SOURCES)}, got "
+                                f"{echo(source)}")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InvalidQueryError(f"mode must be one of {', '.join(MODES)}, got {echo(mode)}")
+    if speaker is not None and not isinstance(speaker, str):
+        raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
+    return SearchRequest(query, start, end, limit, (speaker or "").strip()[:200] or None,
+                         source, mode)
 
 
 def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field  # the SDK's own schema layer (a dependency of mcp)
+from pydantic import Field, WithJsonSchema  # the SDK's schema layer (a dependency of mcp)
 
 from . import __version__, lifeline
 from .config import Config
@@ -28,7 +28,7 @@ from .errors import PlaudIndexError
 from .models import RecordingInfo, SearchResult
 from .redact import redact
 from .render import render_recording, render_search
-from .search import DEFAULT_LIMIT, MAX_LIMIT, make_request
+from .search import DEFAULT_LIMIT, MAX_LIMIT, SOURCES, make_request
 from .service import SearchService
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,21 @@ title, created_at, duration, speakers, which AI notes exist, and a few short sni
 query to choose snippets about that topic inside this recording. Not a full-text dump: for
 the whole transcript or note use Plaud's MCP get_transcript / get_note with the file_id."""
 
+MAX_FILE_ID_CHARS = 200
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
+
+
+def _as_sent(description: str, **schema: Any) -> WithJsonSchema:
+    """Publish an argument's exact JSON Schema (bounds, enum) but hand the value over as the
+    client sent it: ``make_request`` then rejects ``"8"`` or ``true`` for ``limit`` with a
+    message a model can act on, instead of a silent coercion."""
+    return WithJsonSchema({**schema, "description": description})
+
+
+_OPTIONAL_DAY = {"anyOf": [{"type": "string", "format": "date",
+                            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}, {"type": "null"}],
+                 "default": None}
 
 
 def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -79,16 +92,18 @@ def build_server(service: SearchService) -> MCPServer[Any]:
     def plaud_search(
         query: Annotated[str, Field(description="What to look for, in natural language or "
                                                 "keywords (at most 1000 characters).")],
-        date_from: Annotated[str | None, Field(description="Only recordings created on or "
-                                                           "after this day, YYYY-MM-DD.")] = None,
-        date_to: Annotated[str | None, Field(description="Only recordings created on or "
-                                                         "before this day, YYYY-MM-DD.")] = None,
-        limit: Annotated[int, Field(description=f"How many recordings to return, 1 to "
-                                                f"{MAX_LIMIT}.")] = DEFAULT_LIMIT,
+        date_from: Annotated[Any, _as_sent("Only recordings created on or after this day, "
+                                           "YYYY-MM-DD.", **_OPTIONAL_DAY)] = None,
+        date_to: Annotated[Any, _as_sent("Only recordings created on or before this day, "
+                                         "YYYY-MM-DD.", **_OPTIONAL_DAY)] = None,
+        limit: Annotated[Any, _as_sent(f"How many recordings to return, 1 to {MAX_LIMIT}.",
+                                       type="integer", minimum=1, maximum=MAX_LIMIT,
+                                       default=DEFAULT_LIMIT)] = DEFAULT_LIMIT,
         speaker: Annotated[str | None, Field(description="Only passages spoken by a speaker "
                                                          "whose name contains this text.")] = None,
-        source: Annotated[str, Field(description='"any", "transcript" (what was said) or '
-                                                 '"notes" (Plaud\'s AI notes).')] = "any",
+        source: Annotated[Any, _as_sent('"any", "transcript" (what was said) or "notes" '
+                                        "(Plaud's AI notes).", type="string",
+                                        enum=list(SOURCES), default="any")] = "any",
     ) -> Annotated[CallToolResult, SearchResult]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
                         limit=limit, speaker=speaker, source=source)
@@ -104,6 +119,9 @@ def build_server(service: SearchService) -> MCPServer[Any]:
     ) -> Annotated[CallToolResult, RecordingInfo]:
         if not file_id or not file_id.strip():
             raise ToolError("file_id is empty: pass a file_id from plaud_search")
+        if len(file_id) > MAX_FILE_ID_CHARS:
+            raise ToolError(f"file_id is {len(file_id)} characters; file ids from plaud_search "
+                            f"are at most {MAX_FILE_ID_CHARS}")
         result = _call(service.get, file_id, query)
         return CallToolResult(content=[TextContent(type="text", text=render_recording(result))],
                               structured_content=asdict(result))

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from .analyzer import VERSION as ANALYZER
 from .config import Config
@@ -28,7 +29,7 @@ from .model_files import resolve_model
 from .model_specs import model_spec
 from .models import Hit, IndexInfo, RecordingInfo, SearchResult, Status, SyncReport
 from .plaud import RecordingSource, make_source
-from .search import SearchRequest, format_clock, make_request, overview, search
+from .search import SearchRequest, echo, format_clock, make_request, overview, search
 from .sync_state import SyncStateStore
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ class SearchService:
         snap = self.ready_snapshot()
         index = snap.by_id.get(file_id.strip())
         if index is None:
-            raise UnknownRecordingError(f"No recording with file_id {file_id!r} is in the "
+            raise UnknownRecordingError(f"No recording with file_id {echo(file_id)} is in the "
                                         "index; use plaud_search to find file ids.")
         rec = snap.recordings[index]
         moments = overview(snap, rec.file_id)
@@ -194,8 +195,14 @@ class SearchService:
             held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
             skipped=state.skipped,
             lock_holder=lock_holder(self.config.lock_path),
-            health=health(state, time.time(), self.config.interval_ms, _alive(daemon_pid)),
+            health=health(state, time.time(), self.config.interval_ms, _alive(daemon_pid),
+                          writable=None if _writable(self.config.home) else
+                          str(self.config.home)),
         )
+
+
+def _writable(home: Path) -> bool:
+    return not home.exists() or os.access(home, os.W_OK)
 
 
 def _alive(pid: object) -> bool | None:

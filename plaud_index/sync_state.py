@@ -10,6 +10,7 @@ read-merge-write under ``sync-state.lock``, so two updates never lose each other
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 
 FILE = "sync-state.json"
 VERSION = 1
+RESERVE = ".disk-reserve"
+RESERVE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,36 @@ class SyncStateStore:
         return parse_state(data, str(self.path))
 
     def update(self, **changes: Any) -> SyncState:
-        """Merge ``changes`` into the file atomically; returns the new state."""
+        """Merge ``changes`` into the file atomically; returns the new state. On a full
+        disk the reserve is given up once, so a failure can still be recorded."""
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         with flocked(self.home / "sync-state.lock"):
             state = replace(self.read(), **changes)
-            write_json_atomic(self.path, state.to_json())
+            try:
+                write_json_atomic(self.path, state.to_json())
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC or not self._release_reserve():
+                    raise
+                write_json_atomic(self.path, state.to_json())
         return state
+
+    def keep_reserve(self) -> None:
+        """Hold ``RESERVE_BYTES`` of disk for recording a failure when the disk fills up
+        (a full disk otherwise refuses even the message that says it is full)."""
+        reserve = self.home / RESERVE
+        if reserve.exists():
+            return
+        try:
+            with reserve.open("wb") as fh:
+                fh.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            reserve.unlink(missing_ok=True)
+
+    def _release_reserve(self) -> bool:
+        try:
+            (self.home / RESERVE).unlink()
+        except FileNotFoundError:
+            return False
+        log.warning("The disk holding %s is full: released the reserve to record it",
+                    self.home)
+        return True

@@ -176,3 +176,41 @@ def test_daemon_stops_cleanly_on_sigterm(index_home: Path) -> None:
     assert "Indexer stopped" in daemon.stderr.read()
     assert (SyncStateStore(index_home).read().daemon or {"pid": 0})["pid"] is None
     assert len(titles(index_home)) == SAMPLE_RECORDINGS
+
+
+def test_the_daemon_survives_a_cycle_that_crashes_and_recovers(
+        index_home: Path, tmp_path: Path) -> None:
+    """A listing that raises an unexpected exception (not one of ours) must not end the
+    daemon: it logs, records it, waits one interval, and the next cycle runs."""
+    sample = (REPO / "plaud_index" / "plaud" / "sample_corpus.jsonl").read_text().splitlines()
+    corpus = tmp_path / "corpus.jsonl"
+    broken = {**json.loads(sample[0]), "id": "broken-listing", "duration": "not a number"}
+    hostile = {**json.loads(sample[1]), "id": "hostile-detail",
+               "transcript": [{"speaker": "A", "text": "no start or end"}]}
+    corpus.write_text("\n".join([*sample, json.dumps(broken), json.dumps(hostile)]) + "\n")
+    env = {**os.environ, "PLAUD_CLIENT": "mock", "PLAUD_EMBEDDER": "mock",
+           "PLAUD_MOCK_CORPUS": str(corpus), "PLAUD_INDEX_INTERVAL": "30s"}
+    daemon = subprocess.Popen([sys.executable, "-m", "plaud_index", "indexer"], cwd=REPO,
+                              env=env, stderr=subprocess.PIPE, text=True)
+    assert daemon.stderr is not None
+    lines: list[str] = []
+
+    def read_until(marker: str) -> None:
+        while not any(marker in line for line in lines):
+            line = daemon.stderr.readline()  # type: ignore[union-attr]
+            assert line, "".join(lines)
+            lines.append(line)
+
+    try:
+        read_until("failed unexpectedly")
+        state = SyncStateStore(index_home).read()
+        assert state.last_error_kind == "ValueError" and state.last_success is None
+        corpus.write_text("\n".join([*sample, json.dumps(hostile)]) + "\n")  # fixed upstream
+        read_until("Cycle done")
+        assert daemon.poll() is None  # still running
+        state = SyncStateStore(index_home).read()
+        assert state.last_error is None and "hostile-detail" in state.skipped
+        assert len(titles(index_home)) == SAMPLE_RECORDINGS
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0

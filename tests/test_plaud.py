@@ -8,6 +8,8 @@ import os
 import socket
 import stat
 import threading
+import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +20,7 @@ from conftest import free_port
 from fake_plaud import FakePlaud, Rule
 
 from plaud_index.errors import (
+    ConfigError,
     LoginError,
     PlaudAuthError,
     PlaudTransientError,
@@ -468,3 +471,88 @@ def test_string_durations_in_the_list_are_tolerated(api: PlaudClient, fake: Fake
     f["duration"] = "83000"
     assert api.list_files()[0]["duration"] == "83000"
     assert normalize_recording(api.get_file(f["id"])).duration_ms == 83000
+
+
+# login: what the browser is told, and a listener nothing can block -------------------
+def wait_for(condition: Any, seconds: float = 30) -> None:
+    """Poll a condition that another thread makes true (the browser reading its page)."""
+    done = threading.Event()
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            return
+        done.wait(0.02)
+    pytest.fail("the condition never became true")
+
+
+def page_browser(pages: list[tuple[int, str]]) -> Any:
+    """A test browser that records the page the callback answers (status, text)."""
+    def open_browser(url: str) -> None:
+        def visit() -> None:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as response:
+                    pages.append((response.status, response.read().decode()))
+            except urllib.error.HTTPError as error:
+                pages.append((error.code, error.read().decode()))
+
+        threading.Thread(target=visit, daemon=True).start()
+
+    return open_browser
+
+
+def test_the_browser_says_signed_in_only_after_the_exchange(
+        settings: PlaudSettings, store: FileTokenStore, transport: Transport,
+        fake: FakePlaud) -> None:
+    pages: list[tuple[int, str]] = []
+    login(settings, store, transport, open_browser=page_browser(pages), timeout=10)
+    # login() returns only after the listener closed, which waits for the page to be sent
+    wait_for(lambda: bool(pages))
+    assert pages[0][0] == 200 and "Signed in" in pages[0][1]
+
+
+def test_a_failed_exchange_shows_the_failure_page(settings: PlaudSettings,
+                                                  store: FileTokenStore,
+                                                  fake: FakePlaud) -> None:
+    fake.faults.append(Rule(path="/access-token$", action="status", args={"code": 400}))
+    pages: list[tuple[int, str]] = []
+    with pytest.raises(LoginError):
+        login(settings, store, Transport(sleep=lambda s: None),
+              open_browser=page_browser(pages), timeout=10)
+    wait_for(lambda: bool(pages))
+    assert pages[0][0] == 502 and "Sign-in failed" in pages[0][1]
+    assert "Signed in" not in pages[0][1] and store.load() is None
+
+
+def test_an_idle_connection_does_not_block_the_real_callback(
+        settings: PlaudSettings, store: FileTokenStore, transport: Transport,
+        fake: FakePlaud) -> None:
+    port = urllib.parse.urlparse(settings.callback_url).port
+    idle: list[socket.socket] = []
+
+    def open_browser(url: str) -> None:
+        idle.append(socket.create_connection(("127.0.0.1", port)))  # connects, says nothing
+        browser(url)
+
+    try:
+        tokens = login(settings, store, transport, open_browser=open_browser, timeout=10)
+    finally:
+        for sock in idle:
+            sock.close()
+    assert tokens.access_token and store.load() is not None
+
+
+def test_an_ipv6_callback_listens_on_ipv6(fake: FakePlaud, store: FileTokenStore,
+                                          transport: Transport) -> None:
+    if not socket.has_ipv6:
+        pytest.fail("this machine has no IPv6 loopback")
+    settings = plaud_settings({**fake.env(f"http://[::1]:{free_port()}/auth/callback")})
+    tokens = login(settings, store, transport, open_browser=browser, timeout=10)
+    assert tokens.access_token
+
+
+@pytest.mark.parametrize("url", ["http://localhost:99999/cb", "http://localhost:abc/cb",
+                                 "https://localhost:8199/cb", "http://example.com:8199/cb"])
+def test_a_bad_callback_url_is_a_clear_error(fake: FakePlaud, store: FileTokenStore,
+                                             transport: Transport, url: str) -> None:
+    settings = plaud_settings({**fake.env(url)})
+    with pytest.raises(ConfigError, match="PLAUD_CALLBACK_URL must be"):
+        login(settings, store, transport, open_browser=browser, timeout=1)

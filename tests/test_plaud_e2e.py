@@ -104,11 +104,15 @@ def test_login_command_with_no_browser_prints_the_url_and_signs_in(
                             cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, **env})
     assert proc.stderr is not None
-    line = ""
-    while "Sign in to Plaud" not in line:
-        line = proc.stderr.readline()
-        assert line, "login exited before printing the URL"
-    url = line.split("browser: ", 1)[1].strip()
+    lines: list[str] = []
+    while not lines or not lines[-1].startswith("  http"):
+        lines.append(proc.stderr.readline())
+        assert lines[-1], "login exited before printing the URL"
+    assert lines[0].startswith("Open this URL to sign in to Plaud:")  # plain, not a log line
+    line = lines[-1]
+    url = line.strip()
+    assert proc.stderr.readline() == "\n"
+    assert proc.stderr.readline().startswith("Waiting for the browser")
     urllib.request.urlopen(url, timeout=10).read()  # the user's browser
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err

@@ -138,7 +138,7 @@ async def test_get_returns_metadata_and_snippets(home: Path) -> None:
 
 @pytest.mark.parametrize(("tool", "arguments", "message"), [
     ("plaud_search", {"query": ""}, "query is empty"),
-    ("plaud_search", {"query": "x" * 1001}, "under 1000"),
+    ("plaud_search", {"query": "x" * 1001}, "the most is 1000"),
     ("plaud_search", {"query": "budget", "limit": 0}, "from 1 to 25"),
     ("plaud_search", {"query": "budget", "limit": 26}, "from 1 to 25"),
     ("plaud_search", {"query": "budget", "date_from": "2026-02-30"}, "YYYY-MM-DD"),
@@ -309,3 +309,38 @@ def test_exits_when_its_parent_dies_even_with_stdin_open(home: Path) -> None:
             pytest.fail("the server outlived its parent by more than 5 s")
     finally:
         os.close(write_end)
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"query": "budget", "limit": True}, "limit must be an integer"),
+    ({"query": "budget", "limit": "8"}, "limit must be an integer"),
+    ({"query": "budget", "limit": 8.0}, "limit must be an integer"),
+    ({"query": "budget", "date_from": "20250101"}, "YYYY-MM-DD"),
+    ({"query": "budget", "date_to": 20250101}, "YYYY-MM-DD"),
+    ({"query": "\x00\x00\x00"}, "no letters or digits"),
+    ({"query": "budget", "source": ["notes"]}, "source must be one of"),
+])
+async def test_arguments_are_taken_as_sent_never_coerced(
+        home: Path, arguments: dict[str, Any], message: str) -> None:
+    async with connect(home) as session:
+        assert message in await error_of(session, "plaud_search", **arguments)
+
+
+async def test_schemas_publish_the_bounds_and_long_values_are_not_echoed(home: Path) -> None:
+    async with connect(home) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        props = tools["plaud_search"].input_schema["properties"]
+        assert (props["limit"]["minimum"], props["limit"]["maximum"]) == (1, 25)
+        assert props["source"]["enum"] == ["any", "transcript", "notes"]
+        long_id = await error_of(session, "plaud_get", file_id="f" * 1_000_000)
+        long_date = await error_of(session, "plaud_search", query="budget",
+                                   date_from="9" * 100_000)
+    assert len(long_id) < 300 and len(long_date) < 300
+
+
+async def test_a_truncated_segment_is_the_same_clear_error_through_the_tool(home: Path) -> None:
+    segment = next((home / "vector-index").glob("seg-*.kw.npz"))
+    segment.write_bytes(segment.read_bytes()[:100])
+    async with connect(home) as session:
+        message = await error_of(session, "plaud_search", query="budget")
+    assert f"The index file {segment} is damaged" in message and "rebuilds it" in message

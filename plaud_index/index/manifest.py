@@ -42,7 +42,8 @@ class SegmentEntry:
     name: str
     seq: int  # tombstones with a higher seq hide this segment's rows of that recording
     rows: int
-    files: dict[str, int] = field(default_factory=dict)  # suffix -> size in bytes
+    # suffix -> (size in bytes, CRC-32): readers check sizes, the writer checksums
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def parse_manifest(data: object, label: str) -> Manifest:
             "plaud-index-mcp, or delete the folder to rebuild it.")
     try:
         segments = tuple(SegmentEntry(str(s["name"]), _int(s["seq"]), _int(s["rows"]),
-                                      {str(k): _int(v) for k, v in s.get("files", {}).items()})
+                                      {str(k): (_int(v[0]), _int(v[1]))
+                                       for k, v in s.get("files", {}).items()})
                          for s in data["segments"])
         return Manifest(
             model=ModelInfo.from_json(data["model"]),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -44,16 +45,36 @@ def _damaged(path: Path, why: object) -> IndexCorruptError:
     return IndexCorruptError(f"The index file {path} is damaged ({why}); {REBUILD}.")
 
 
-def file_sizes(directory: Path, name: str) -> dict[str, int]:
-    return {suffix: (directory / f"{name}{suffix}").stat().st_size for suffix in SUFFIXES}
+def _crc32(path: Path) -> int:
+    crc = 0
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            crc = zlib.crc32(block, crc)
+    return crc
+
+
+def file_records(directory: Path, name: str) -> dict[str, tuple[int, int]]:
+    """What the manifest records of a segment's files: size and CRC-32 of each."""
+    return {suffix: ((directory / f"{name}{suffix}").stat().st_size,
+                     _crc32(directory / f"{name}{suffix}")) for suffix in SUFFIXES}
 
 
 def _check_sizes(directory: Path, entry: SegmentEntry) -> None:
-    for suffix, expected in entry.files.items():
+    for suffix, (expected, _) in entry.files.items():
         path = directory / f"{entry.name}{suffix}"
         size = path.stat().st_size  # FileNotFoundError: the caller decides (a race or damage)
         if size != expected:
             raise _damaged(path, f"{size} bytes, the manifest recorded {expected}")
+
+
+def verify_checksums(directory: Path, entry: SegmentEntry) -> None:
+    """Read every byte of a segment's files against the manifest's CRC-32 (the writer
+    does this for each segment it has not checked yet: a flipped byte in a vector file
+    is otherwise invisible)."""
+    for suffix, (_, expected) in entry.files.items():
+        path = directory / f"{entry.name}{suffix}"
+        if _crc32(path) != expected:
+            raise _damaged(path, "its checksum does not match the manifest")
 
 
 def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
@@ -73,7 +94,7 @@ def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
         vectors = np.load(vec_path, mmap_mode="r")
     except FileNotFoundError:
         raise
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:
         raise _damaged(vec_path, exc) from exc
     if vectors.dtype != np.float32 or vectors.ndim != 2 or len(chunks) != vectors.shape[0]:
         raise _damaged(vec_path, f"{vectors.dtype} {vectors.shape} for {len(chunks)} chunks")
@@ -85,8 +106,8 @@ def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
         postings.check(len(chunks))
     except FileNotFoundError:
         raise
-    except (OSError, ValueError, KeyError, EOFError) as exc:
-        raise _damaged(kw_path, exc) from exc
+    except Exception as exc:  # noqa: BLE001 - numpy and zipfile raise many types for damage
+        raise _damaged(kw_path, f"{type(exc).__name__}: {exc}") from exc
     return Segment(name=entry.name, seq=seq, vectors=vectors, postings=postings,
                    chunks=chunks, recordings=recordings)
 

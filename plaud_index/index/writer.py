@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analyzer import VERSION as ANALYZER
+from ..errors import IndexCorruptError
 from ..fsio import atomic_file, fsync_dir, write_json_atomic
 from ..models import Chunk
 from .manifest import (
@@ -32,7 +33,7 @@ from .manifest import (
 )
 from .postings import build_postings
 from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
-from .store import file_sizes, load_segment, load_segments
+from .store import SUFFIXES, file_records, load_segment, load_segments, verify_checksums
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,15 @@ MAX_SEGMENTS = 12
 MAX_DEAD_FRACTION = 0.3
 
 Clock = Callable[[], float]
+# Segment files whose checksums this process has verified, by inode, mtime and size: our
+# files are never rewritten, so a daemon checks each once, and again only if something
+# else wrote to it (``indexer --once`` checks them all every run).
+_VERIFIED: set[tuple[object, ...]] = set()
+
+
+def _identity(directory: Path, name: str) -> tuple[object, ...]:
+    stats = [(directory / f"{name}{suffix}").stat() for suffix in SUFFIXES]
+    return (directory, name, *((st.st_ino, st.st_mtime_ns, st.st_size) for st in stats))
 
 
 def _iso(ts: float) -> str:
@@ -48,21 +58,46 @@ def _iso(ts: float) -> str:
 
 def open_writer(directory: Path, model: ModelInfo, clock: Clock = time.time) -> IndexWriter:
     """A writer for ``model``. A different model than the live index builds a new index
-    beside it (``manifest.next.json``) that replaces the old one on ``promote()``. An index
-    whose postings an older analyser made is re-tokenised first (vectors are kept)."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    live = read_manifest(directory / MANIFEST)
-    if live is None or live.model == model:
-        writer = IndexWriter(directory, MANIFEST, live, model, clock)
-        writer.upgrade()
-        return writer
-    staged = read_manifest(directory / STAGED)
-    resume = staged is not None and staged.model == model
-    log.warning("Embedding model changed (%s -> %s): re-indexing everything; searches use the "
-                "old index until the new one is complete", live.model.model_id, model.model_id)
-    writer = IndexWriter(directory, STAGED, staged if resume else None, model, clock)
-    writer.upgrade()
-    return writer
+    beside it (``manifest.next.json``) that replaces the old one on ``promote()``; so does
+    a live index that cannot be trusted (a damaged or missing file): the source is the
+    truth, and it is indexed again. An index whose postings an older analyser made is
+    re-tokenised first (vectors are kept)."""
+    _make_dir(directory)
+    try:
+        live = read_manifest(directory / MANIFEST)
+        if live is None or live.model == model:
+            writer = IndexWriter(directory, MANIFEST, live, model, clock)
+            writer.upgrade()
+            return writer
+        log.warning("Embedding model changed (%s -> %s): re-indexing everything; searches "
+                    "use the old index until the new one is complete", live.model.model_id,
+                    model.model_id)
+    except IndexCorruptError as exc:
+        log.error("%s Rebuilding the index beside it; it replaces the damaged one when "
+                  "complete.", exc)
+    return _staged_writer(directory, model, clock)
+
+
+def _make_dir(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise IndexCorruptError(f"{directory} is a file, not the index folder; move it away "
+                                "and the indexer builds the index there.") from exc
+
+
+def _staged_writer(directory: Path, model: ModelInfo, clock: Clock) -> IndexWriter:
+    """The rebuild beside the live index, resumed if one for ``model`` is under way."""
+    try:
+        staged = read_manifest(directory / STAGED)
+        if staged is not None and staged.model == model:
+            writer = IndexWriter(directory, STAGED, staged, model, clock)
+            writer.upgrade()
+            return writer
+    except IndexCorruptError as exc:  # a half-built rebuild of ours: start it again
+        log.warning("%s Starting the rebuild again.", exc)
+    (directory / STAGED).unlink(missing_ok=True)
+    return IndexWriter(directory, STAGED, None, model, clock)
 
 
 class IndexWriter:
@@ -75,7 +110,16 @@ class IndexWriter:
         now = _iso(clock())
         self.manifest = manifest or Manifest(model=model, analyzer=ANALYZER, created_at=now,
                                              updated_at=now)
-        self.snapshot = Snapshot.build(self.manifest, load_segments(directory, self.manifest))
+        try:
+            segments = load_segments(directory, self.manifest)
+        except FileNotFoundError as exc:  # the writer holds the lock: nothing races it
+            raise IndexCorruptError(f"The index file {exc.filename} is missing.") from exc
+        for entry in self.manifest.segments:
+            key = _identity(directory, entry.name)
+            if key not in _VERIFIED:
+                verify_checksums(directory, entry)
+                _VERIFIED.add(key)
+        self.snapshot = Snapshot.build(self.manifest, segments)
         self._pending: dict[str, tuple[IndexedRecording, list[Chunk], np.ndarray]] = {}
         self._deletes: set[str] = set()
         self._rows_by_chunk: dict[str, int] | None = None
@@ -144,7 +188,14 @@ class IndexWriter:
         """A completed re-index for a new model becomes the live index."""
         if not self.rebuilding:
             return
-        os.replace(self.directory / STAGED, self.directory / MANIFEST)
+        live = self.directory / MANIFEST
+        if live.is_dir():  # damage where the manifest belongs: an empty folder can go
+            try:
+                live.rmdir()
+            except OSError as exc:
+                raise IndexCorruptError(f"{live} is a folder, not an index manifest; move it "
+                                        "away so the rebuilt index can take its place.") from exc
+        os.replace(self.directory / STAGED, live)
         fsync_dir(self.directory)
         self.target = MANIFEST
         log.info("The re-index for %s is complete and now live", self.model.model_id)
@@ -179,7 +230,7 @@ class IndexWriter:
                 os.link(self.directory / f"{seg.name}{suffix}", self.directory / f"{name}{suffix}")
             self._write_postings(name, [c.text for c in seg.chunks])
             fsync_dir(self.directory)
-            entry = SegmentEntry(name, seg.seq, len(seg.chunks), file_sizes(self.directory, name))
+            entry = SegmentEntry(name, seg.seq, len(seg.chunks), file_records(self.directory, name))
             entries.append(entry)
             loaded.append(load_segment(self.directory, entry))
         self._publish(entries, loaded, dict(self.manifest.dead), self.manifest.next_seq)
@@ -208,7 +259,8 @@ class IndexWriter:
         with atomic_file(self.directory / f"{name}.meta.json") as fh:
             fh.write(json.dumps(meta, separators=(",", ":")).encode())
         fsync_dir(self.directory)
-        return SegmentEntry(name, seq, len(rows), file_sizes(self.directory, name))
+        _VERIFIED.add(_identity(self.directory, name))
+        return SegmentEntry(name, seq, len(rows), file_records(self.directory, name))
 
     def _publish(self, entries: list[SegmentEntry], loaded: list[Segment],
                  dead: dict[str, int], next_seq: int) -> None:
@@ -230,11 +282,18 @@ class IndexWriter:
         one that read an older manifest retries when a file it names is gone."""
         referenced: set[str] = set()
         for name in (MANIFEST, STAGED):
-            manifest = read_manifest(self.directory / name)
+            try:
+                manifest = read_manifest(self.directory / name)
+            except IndexCorruptError:
+                return  # files a damaged manifest may name are left alone until it is replaced
             if manifest:
                 referenced.update(s.name for s in manifest.segments)
         for path in self.directory.iterdir():
             stem = path.name.split(".", 1)[0]
-            stale_tmp = path.name.startswith(".tmp-") and time.time() - path.stat().st_mtime > 60
-            if (path.name.startswith("seg-") and stem not in referenced) or stale_tmp:
-                path.unlink(missing_ok=True)
+            try:
+                stale_tmp = path.name.startswith(".tmp-") and \
+                    time.time() - path.stat().st_mtime > 60
+                if (path.name.startswith("seg-") and stem not in referenced) or stale_tmp:
+                    path.rmdir() if path.is_dir() else path.unlink(missing_ok=True)
+            except OSError as exc:  # leftovers are harmless; never fail a commit over them
+                log.debug("Cannot remove %s: %s", path, exc)

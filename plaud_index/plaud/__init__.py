@@ -22,11 +22,12 @@ __all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "PlaudSettings", "PlaudSourc
            "token_store"]
 
 
-def sign_in(config: Config, open_browser: Callable[[str], object] | None) -> dict[str, Any]:
+def sign_in(config: Config, open_browser: Callable[[str], object] | None,
+            announce: Callable[[str], object] | None = None) -> dict[str, Any]:
     """The browser sign-in (OAuth PKCE); returns Plaud's description of the account."""
     from .account import sign_in as run
 
-    return run(config, open_browser)
+    return run(config, open_browser, announce)
 
 
 def sign_out(config: Config) -> bool:

@@ -26,10 +26,11 @@ def _client(config: Config) -> PlaudClient:
     return PlaudClient(config.plaud, manager, transport)
 
 
-def sign_in(config: Config, open_browser: Callable[[str], object] | None = webbrowser.open
-            ) -> dict[str, Any]:
+def sign_in(config: Config, open_browser: Callable[[str], object] | None = webbrowser.open,
+            announce: Callable[[str], object] | None = None) -> dict[str, Any]:
     """The browser sign-in (OAuth PKCE); returns Plaud's description of the account."""
-    login(config.plaud, token_store(config), Transport(), open_browser=open_browser)
+    login(config.plaud, token_store(config), Transport(), open_browser=open_browser,
+          announce=announce)
     return _client(config).current_user()
 
 

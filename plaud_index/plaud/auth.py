@@ -14,19 +14,21 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import html
 import logging
 import secrets
+import socket
 import threading
 import time
 import webbrowser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
-from ..errors import LoginError, PlaudAuthError, PlaudTransientError
+from ..errors import LoginError, PlaudAuthError, PlaudIndexError, PlaudTransientError
 from ..fsio import flocked
 from .settings import PlaudSettings, check_callback
 from .tokens import Tokens, TokenStore
@@ -35,7 +37,9 @@ from .transport import Transport
 log = logging.getLogger(__name__)
 
 REFRESH_MARGIN_MS = 60_000
-LOGIN_TIMEOUT_S = 120.0
+LOGIN_TIMEOUT_S = 300.0  # a password, a 2FA code and a slow page fit in five minutes
+EXCHANGE_WAIT_S = 60.0  # how long the browser's request waits for the code exchange
+CONNECTION_TIMEOUT_S = 10.0  # an idle connection to the listener is dropped after this
 AUTH_EXPIRED = PlaudAuthError.EXPIRED
 
 
@@ -71,6 +75,13 @@ class _Callback:
         self.error: str | None = None
         self.ignored = 0  # callbacks with a wrong or missing state (never exchanged)
         self.done = threading.Event()
+        self.finished = threading.Event()  # the code exchange is over, one way or the other
+        self.failure: str | None = None
+
+    def finish(self, failure: str | None = None) -> None:
+        """The exchange is over: the browser page may now say how it went."""
+        self.failure = failure
+        self.finished.set()
 
     def handle(self, url: str) -> tuple[int, str]:
         parsed = urlparse(url)
@@ -90,11 +101,18 @@ class _Callback:
         if not self.done.is_set():  # one exchange per login, whatever the browser replays
             self.code = params["code"]
             self.done.set()
+        # The page says "signed in" only once the tokens are really ours.
+        if not self.finished.wait(EXCHANGE_WAIT_S):
+            return 504, "Still signing in; check the terminal."
+        if self.failure:
+            return 502, f"Sign-in failed: {html.escape(self.failure)} Check the terminal."
         return 200, "Signed in to Plaud. You can close this tab."
 
 
 def _handler(callback: _Callback) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        timeout = CONNECTION_TIMEOUT_S  # an idle or half-open connection never holds us
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             status, text = callback.handle(self.path)
             body = f"<!doctype html><title>plaud-index-mcp</title><p>{text}</p>".encode()
@@ -110,11 +128,25 @@ def _handler(callback: _Callback) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Listener(ThreadingHTTPServer):
+    """One thread per connection: a browser's idle pre-connection (or anything else
+    that connects and says nothing) cannot block the real callback."""
+
+    daemon_threads = True
+
+
+class _ListenerV6(_Listener):
+    address_family = socket.AF_INET6
+
+
 @contextmanager
-def callback_server(settings: PlaudSettings, callback: _Callback) -> Iterator[HTTPServer]:
+def callback_server(settings: PlaudSettings, callback: _Callback) -> Iterator[ThreadingHTTPServer]:
     url = urlparse(settings.callback_url)
+    ipv6 = (url.hostname or "") == "::1"
+    server_class = _ListenerV6 if ipv6 else _Listener
     try:
-        server = HTTPServer(("127.0.0.1", url.port or 80), _handler(callback))
+        server = server_class(("::1" if ipv6 else "127.0.0.1", url.port or 80),
+                              _handler(callback))
     except OSError as exc:
         raise LoginError(f"Port {url.port} is busy ({exc.strerror}): another Plaud login may "
                          "still be running (plaud login, @plaud-ai/mcp). Close it and retry.") \
@@ -144,13 +176,19 @@ def exchange_code(settings: PlaudSettings, transport: Transport, code: str, veri
 
 def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
           open_browser: Callable[[str], object] | None = webbrowser.open,
-          timeout: float = LOGIN_TIMEOUT_S, clock: Callable[[], float] = time.time) -> Tokens:
+          timeout: float = LOGIN_TIMEOUT_S, clock: Callable[[], float] = time.time,
+          announce: Callable[[str], object] | None = None) -> Tokens:
+    """The browser sign-in. ``announce`` shows the URL to the person (the CLI prints it
+    plainly); without it the URL is logged."""
     check_callback(settings.callback_url)
     verifier, state = make_verifier(), make_state()
     url = authorize_url(settings, challenge_for(verifier), state)
     callback = _Callback(state, urlparse(settings.callback_url).path or "/")
     with callback_server(settings, callback):
-        log.warning("Sign in to Plaud in your browser: %s", url)
+        if announce is not None:
+            announce(url)
+        else:
+            log.warning("Sign in to Plaud in your browser: %s", url)
         if open_browser is not None:
             open_browser(url)
         if not callback.done.wait(timeout):
@@ -159,12 +197,20 @@ def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
             raise LoginError(f"No sign-in arrived within {timeout:.0f}s{ignored}. Run "
                              "`plaud-index-mcp login` again (over SSH: ssh -L "
                              "8199:localhost:8199 first).")
-    if callback.error:
-        raise LoginError(f"Plaud sign-in was denied: {callback.error}")
-    assert callback.code is not None
-    tokens = exchange_code(settings, transport, callback.code, verifier, state,
-                           int(clock() * 1000))
-    store.save(tokens)
+        if callback.error:
+            raise LoginError(f"Plaud sign-in was denied: {callback.error}")
+        assert callback.code is not None
+        try:
+            tokens = exchange_code(settings, transport, callback.code, verifier, state,
+                                   int(clock() * 1000))
+            store.save(tokens)
+        except PlaudIndexError as exc:
+            callback.finish(str(exc))
+            raise
+        except Exception as exc:
+            callback.finish(type(exc).__name__)
+            raise
+        callback.finish()
     return tokens
 
 

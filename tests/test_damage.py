@@ -1,0 +1,221 @@
+"""Every file we read may be damaged: a clear message naming it, never a traceback, and
+the indexer rebuilds what it cannot trust from the source while nothing is lost.
+
+The commands run in-process (``cli.main``), so any uncaught exception fails the test;
+one case runs through the real MCP server too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import SAMPLE_RECORDINGS
+
+from plaud_index.cli import main
+
+INDEX_FILES = ["manifest.json", ".vec.npy", ".kw.npz", ".meta.json"]
+
+
+def target(home: Path, name: str) -> Path:
+    index = home / "vector-index"
+    if name.startswith("."):
+        return next(index.glob(f"seg-*{name}"))
+    return index / name
+
+
+def _garble(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    middle = max(len(data) // 2, 0)
+    data[middle:middle + 64] = b"\xff" * min(64, len(data) - middle)
+    path.write_bytes(bytes(data))
+
+
+def _wrong_shape(path: Path) -> None:
+    if path.suffix == ".json":
+        path.write_text(json.dumps({"segments": 5, "chunks": "no"}) if "meta" in path.name
+                        else "[]")
+    elif path.name.endswith(".vec.npy"):
+        np.save(path, np.zeros((3, 7)))
+    else:
+        with path.open("wb") as fh:
+            np.savez(fh, x=np.zeros(3))
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "empty": lambda p: p.write_bytes(b""),
+    "truncated": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "garbled": _garble,
+    "wrong_shape": _wrong_shape,
+    "missing": lambda p: p.unlink(),
+    "folder": _folder,
+}
+
+
+@pytest.fixture
+def home(index_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PLAUD_CLIENT", "mock")
+    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+    assert main(["indexer", "--once"]) == 0
+    return index_home
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+@pytest.mark.parametrize("name", INDEX_FILES)
+def test_a_damaged_index_file_is_named_then_rebuilt(
+        home: Path, capsys: pytest.CaptureFixture[str], name: str, damage: str) -> None:
+    path = target(home, name)
+    DAMAGE[damage](path)
+    for command in (["status"], ["search", "budget"]):
+        code, text = run(capsys, *command)
+        assert "Traceback" not in text
+        if code:  # an error names the file it found damaged
+            assert path.name in text or str(path.parent) in text, text
+    code, text = run(capsys, "indexer", "--once")
+    assert code == 0, text
+    code, text = run(capsys, "search", "Q3 budget", "--json")
+    assert code == 0, text
+    assert json.loads(text[text.index("{"):])["index"]["recordings"] == SAMPLE_RECORDINGS
+    code, text = run(capsys, "status")
+    assert code == 0 and "Health:       ok" in text, text
+
+
+def test_damaged_vectors_never_reach_a_score(home: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    _garble(target(home, ".vec.npy"))  # 64 bytes of 0xFF: NaN in some rows
+    code, text = run(capsys, "search", "budget")
+    assert code == 1 and "vec.npy" in text and "NaN" not in text.replace("not numbers", "")
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe not utf-8", b"[]", b'{"indexInterval": {}}',
+                                     b"[" * 100_000, None])
+def test_a_damaged_config_file_falls_back_to_defaults(
+        home: Path, capsys: pytest.CaptureFixture[str], content: bytes | None) -> None:
+    config = home / "config.json"
+    if content is None:
+        config.mkdir()
+    else:
+        config.write_bytes(content)
+    for command in (["status"], ["search", "budget"], ["indexer", "--once"]):
+        code, text = run(capsys, *command)
+        assert code == 0 and "Traceback" not in text, text
+
+
+@pytest.mark.parametrize("content", [b"", b"{torn", b"[1, 2]", b'{"checked": 5, "daemon": "x",'
+                                     b' "last_success": "yesterday", "skipped": []}', None])
+def test_a_damaged_sync_state_is_ignored_and_rewritten(
+        home: Path, capsys: pytest.CaptureFixture[str], content: bytes | None) -> None:
+    state = home / "sync-state.json"
+    state.unlink()
+    if content is None:
+        state.mkdir()
+    else:
+        state.write_bytes(content)
+    for command in (["status"], ["search", "budget"]):
+        code, text = run(capsys, *command)
+        assert code == 0 and "Traceback" not in text, text
+    if content is None:
+        state.rmdir()
+    code, text = run(capsys, "indexer", "--once")
+    assert code == 0, text
+    assert json.loads(state.read_text())["version"] == 1
+
+
+def test_the_index_folder_as_a_file_is_a_clear_error(
+        index_home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLAUD_CLIENT", "mock")
+    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+    index_home.mkdir(parents=True)
+    (index_home / "vector-index").write_text("not a folder")
+    for command in (["status"], ["search", "budget"], ["indexer", "--once"]):
+        code, text = run(capsys, *command)
+        assert code == 1 and "is a file, not the index folder" in text, text
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs (root here and in CI): a disk that really fills up and can go read-only."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"this test needs a small tmpfs (root): {done.stderr!r}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
+        small_disk: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    home = small_disk / "home"
+    monkeypatch.setenv("PLAUD_INDEX_HOME", str(home))
+    monkeypatch.setenv("PLAUD_CLIENT", "mock")
+    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+    assert main(["indexer", "--once"]) == 0
+    more = small_disk.parent / "more.jsonl"  # the corpus lives off the small disk
+    sample = (Path(__file__).parent.parent / "plaud_index" / "plaud" / "sample_corpus.jsonl")
+    lines = sample.read_text().splitlines()
+    more.write_text("\n".join(lines + [json.dumps({**json.loads(line), "id": f"x{i}-{n}"})
+                                       for n in range(4) for i, line in enumerate(lines)]))
+    monkeypatch.setenv("PLAUD_MOCK_CORPUS", str(more))
+    filler = small_disk / "filler"
+    with filler.open("wb") as fh:  # fill the disk to the last block
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    code, text = run(capsys, "indexer", "--once")
+    assert code == 1 and "is full" in text and "Traceback" not in text, text
+    code, text = run(capsys, "search", "Q3 budget", "--json")
+    assert code == 0 and json.loads(text[text.index("{"):])["index"]["recordings"] == \
+        SAMPLE_RECORDINGS  # the committed index is intact and serving
+    filler.unlink()
+    code, text = run(capsys, "status")
+    assert "is full" in text and "Health:       ok" not in text, text
+    assert main(["indexer", "--once"]) == 0
+    code, text = run(capsys, "status")
+    assert "Health:       ok" in text, text
+
+
+def test_a_read_only_disk_is_reported_by_status(
+        small_disk: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    home = small_disk / "home"
+    monkeypatch.setenv("PLAUD_INDEX_HOME", str(home))
+    monkeypatch.setenv("PLAUD_CLIENT", "mock")
+    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+    assert main(["indexer", "--once"]) == 0
+    (home / "vector-index" / "manifest.json").unlink()  # so the next cycle must write
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    code, text = run(capsys, "indexer", "--once")
+    assert code == 1 and "cannot be written" in text and "Traceback" not in text, text
+    code, text = run(capsys, "status")
+    assert code == 0 and "cannot be written" in text, text
+    subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+    assert main(["indexer", "--once"]) == 0
+    assert os.access(home, os.W_OK)
+    shutil.rmtree(home)
