@@ -96,6 +96,8 @@ def from_cache(config: Config) -> ModelFiles | None:
         onnx, tokenizer = _folder_files(folder)
     except (OSError, ValueError, ModelUnavailableError):
         return None
+    if not isinstance(record, dict) or record.get("version", 1) != 1:
+        return None  # not a record this version wrote: download again rather than trust it
     expected = record.get("sha256", {})
     for name, path in (("onnx", onnx), ("tokenizer", tokenizer)):
         if record.get("stat", {}).get(name) == _stat_key(path):
@@ -182,7 +184,7 @@ def download(config: Config, downloader: Downloader = hub_download) -> ModelFile
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)  # only a verified download becomes the cache
     onnx, tokenizer = _folder_files(folder)
-    record = {"model_id": config.embed_model, "sha256": actual,
+    record = {"version": 1, "model_id": config.embed_model, "sha256": actual,
               "stat": {"onnx": _stat_key(onnx), "tokenizer": _stat_key(tokenizer)}}
     (folder / _RECORD).write_text(json.dumps(record), encoding="utf-8")
     return ModelFiles(config.embed_model, onnx, tokenizer, actual["onnx"])

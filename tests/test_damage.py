@@ -64,9 +64,13 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 
 
 @pytest.fixture
-def home(index_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def mock_source(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PLAUD_CLIENT", "mock")
     monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+
+
+@pytest.fixture
+def home(index_home: Path, mock_source: None) -> Path:
     assert main(["indexer", "--once"]) == 0
     return index_home
 
@@ -140,10 +144,7 @@ def test_a_damaged_sync_state_is_ignored_and_rewritten(
 
 
 def test_the_index_folder_as_a_file_is_a_clear_error(
-        index_home: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLAUD_CLIENT", "mock")
-    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+        index_home: Path, capsys: pytest.CaptureFixture[str], mock_source: None) -> None:
     index_home.mkdir(parents=True)
     (index_home / "vector-index").write_text("not a folder")
     for command in (["status"], ["search", "budget"], ["indexer", "--once"]):
@@ -166,14 +167,18 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
-        small_disk: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def disk_home(small_disk: Path, mock_source: None, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An index built on the small disk."""
     home = small_disk / "home"
     monkeypatch.setenv("PLAUD_INDEX_HOME", str(home))
-    monkeypatch.setenv("PLAUD_CLIENT", "mock")
-    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
     assert main(["indexer", "--once"]) == 0
+    return home
+
+
+def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
+        small_disk: Path, disk_home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     more = small_disk.parent / "more.jsonl"  # the corpus lives off the small disk
     sample = (Path(__file__).parent.parent / "plaud_index" / "plaud" / "sample_corpus.jsonl")
     lines = sample.read_text().splitlines()
@@ -202,13 +207,8 @@ def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
 
 
 def test_a_read_only_disk_is_reported_by_status(
-        small_disk: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    home = small_disk / "home"
-    monkeypatch.setenv("PLAUD_INDEX_HOME", str(home))
-    monkeypatch.setenv("PLAUD_CLIENT", "mock")
-    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
-    assert main(["indexer", "--once"]) == 0
+        small_disk: Path, disk_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = disk_home
     (home / "vector-index" / "manifest.json").unlink()  # so the next cycle must write
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     code, text = run(capsys, "indexer", "--once")

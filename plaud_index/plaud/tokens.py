@@ -33,6 +33,9 @@ NOT_FOUND = 44  # security's exit status for "The specified item could not be fo
 Runner = Callable[..., subprocess.CompletedProcess[str]]
 
 
+TOKENS_VERSION = 1
+
+
 @dataclass(frozen=True)
 class Tokens:
     access_token: str
@@ -44,10 +47,16 @@ class Tokens:
         return f"Tokens(expires_at={self.expires_at})"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"version": TOKENS_VERSION, **asdict(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Tokens:
+        """The stored shape; files of @plaud-ai/mcp have no version and read as version 1."""
+        version = data.get("version", TOKENS_VERSION) if isinstance(data, Mapping) else 0
+        if isinstance(version, int) and version > TOKENS_VERSION:
+            raise TokenStoreError("The stored Plaud tokens were written by a newer "
+                                  "plaud-index-mcp; upgrade it, or run `plaud-index-mcp "
+                                  "login` again.")
         try:
             return cls(str(data["access_token"]), str(data.get("refresh_token") or ""),
                        "Bearer", int(data.get("expires_at") or 0))
