@@ -33,6 +33,7 @@ DEMO_QUERIES = (
     "what did we decide about the Q3 budget?",
     "database outage root cause",
     "who is responsible for the launch checklist",
+    "Lagerkosten für die Kartons",
 )
 
 
