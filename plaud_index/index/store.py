@@ -129,17 +129,23 @@ def load_segments(directory: Path, manifest: Manifest) -> list[Segment]:
 
 
 def open_snapshot(directory: Path, manifest_name: str = MANIFEST) -> Snapshot | None:
-    """The committed index, or ``None`` if none was ever committed."""
-    for attempt in range(3):
+    """The committed index, or ``None`` if none was ever committed.
+
+    A segment that cannot be read while the manifest changed under us is a race with a
+    compaction that retired it (read again); one that cannot be read under an unchanged
+    manifest is damage."""
+    for attempt in range(5):
+        key = manifest_key(directory)
         manifest = read_manifest(directory / manifest_name)
         if manifest is None:
             return None
         try:
             return Snapshot.build(manifest, load_segments(directory, manifest))
-        except FileNotFoundError as exc:
-            # Compaction retired a file between our manifest read and open: re-read. A
-            # file that stays missing under an unchanged manifest is damage.
-            if attempt == 2:
-                raise IndexCorruptError(f"The index file {exc.filename} is missing; "
-                                        f"{REBUILD}.") from exc
+        except (FileNotFoundError, IndexCorruptError) as exc:
+            if manifest_key(directory) != key and attempt < 4:
+                continue
+            if isinstance(exc, IndexCorruptError):
+                raise
+            raise IndexCorruptError(f"The index file {exc.filename} is missing; "
+                                    f"{REBUILD}.") from exc
     return None  # pragma: no cover
