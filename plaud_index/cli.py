@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import tempfile
@@ -92,8 +93,12 @@ def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:
-    home = Path(tempfile.mkdtemp(prefix="plaud-index-demo-"))
-    demo = replace(config, home=home, client="mock", mock_corpus=None)
+    with tempfile.TemporaryDirectory(prefix="plaud-index-demo-") as home:
+        return _demo(args, replace(config, home=Path(home), client="mock", mock_corpus=None))
+
+
+def _demo(args: argparse.Namespace, demo: Config) -> int:
+    home = demo.home
     print(f"Demo index in {home} (bundled sample corpus, real embedding model)")
     started = time.perf_counter()
     service = SearchService(demo)
@@ -210,6 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `… | head` closed the pipe: stop quietly, as cat does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
+        return 0
 
 
 def indexer_main() -> int:

@@ -12,7 +12,8 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
 
 
 def health(state: SyncState, now: float, interval_ms: int,
-           daemon_alive: bool | None, writable: str | None = None) -> Health:
+           daemon_alive: bool | None, writable: str | None = None,
+           syncing: bool = False) -> Health:
     """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
     the home when it cannot be written (a read-only disk: no sync can save anything)."""
     interval = interval_ms / 1000
@@ -21,7 +22,11 @@ def health(state: SyncState, now: float, interval_ms: int,
         flags.append(f"{writable} cannot be written (read-only disk or permissions): no sync "
                      "can be saved until it can")
     last = state.last_success
-    if last is None:
+    progress = state.progress or {}
+    if last is None and syncing:
+        flags.append(f"first sync running: {progress.get('done', 0)} of "
+                     f"{progress.get('total', '?')} recordings")
+    elif last is None:
         flags.append("never synced: run `plaud-index-mcp indexer --once`")
     elif now - float(last) > 3 * interval:
         flags.append(f"stale: no successful sync for {format_interval(int(now - last) * 1000)}"

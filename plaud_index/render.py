@@ -61,7 +61,8 @@ def render_status(status: Status) -> str:
     lines = [
         f"Index:        {status.index}",
         f"Recordings:   {status.recordings}   chunks: {status.chunks}",
-        f"Model:        {model.get('id', '-')}  ({str(model.get('sha256', ''))[:12]})",
+        f"Model:        {model['id']}  ({str(model.get('sha256', ''))[:12]})" if model
+        else "Model:        - (no index yet)",
         f"Last commit:  {status.last_commit or 'never'}",
         f"Last sync:    {_local(status.last_success)}",
         f"Last error:   {status.last_error or '-'}",

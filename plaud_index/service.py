@@ -182,6 +182,7 @@ class SearchService:
         snap = self.snapshot()
         state = self.state.read()
         daemon_pid = (state.daemon or {}).get("pid")
+        holder = lock_holder(self.config.lock_path)
         return Status(
             home=str(self.config.home), index=str(self.config.index_dir),
             recordings=len(snap.recordings) if snap else 0,
@@ -194,10 +195,10 @@ class SearchService:
             last_report=state.last_report, pending=state.processing,
             held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
             skipped=state.skipped,
-            lock_holder=lock_holder(self.config.lock_path),
+            lock_holder=holder,
             health=health(state, time.time(), self.config.interval_ms, _alive(daemon_pid),
                           writable=None if _writable(self.config.home) else
-                          str(self.config.home)),
+                          str(self.config.home), syncing=holder is not None),
         )
 
 

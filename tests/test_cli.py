@@ -122,3 +122,37 @@ def test_console_script_entry_runs_subcommands(mock_env: dict[str, str]) -> None
     run = subprocess.run([str(script), "status", "--json"], capture_output=True, text=True,
                          env={**os.environ, **mock_env}, timeout=60)
     assert run.returncode == 0 and json.loads(run.stdout)["recordings"] == 0
+
+
+def test_output_into_a_closed_pipe_ends_quietly(mock_env: dict[str, str]) -> None:
+    """``search … --json | head``: the reader is gone before we write (deterministic: the
+    pipe's read end is closed before the command starts)."""
+    cli("indexer", "--once", env=mock_env)
+    for command in (["search", "budget", "--json"], ["status", "--json"], ["status"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run([sys.executable, "-m", "plaud_index", *command], cwd=REPO,
+                                  stdout=write_end, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, **mock_env}, timeout=120)
+        finally:
+            os.close(write_end)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> None:
+    from plaud_index.config import build_config
+    from plaud_index.lock import IndexerLock
+    from plaud_index.service import SearchService
+    from plaud_index.sync_state import SyncStateStore
+
+    config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
+    SyncStateStore(tmp_path).update(progress={"done": 25, "total": 300})
+    lock = IndexerLock(config.lock_path)
+    assert lock.try_acquire()
+    try:
+        flags = SearchService(config).status().health.flags
+    finally:
+        lock.release()
+    assert "first sync running: 25 of 300 recordings" in flags
+    assert not any("never synced" in f for f in flags)
