@@ -198,8 +198,9 @@ class Indexer:
                                    counts)
         for recording, digest, chunks in prepared:
             try:
-                matrix = self._matrix(chunks, shared or self._embed_alone(writer, chunks,
-                                                                          counts))
+                vectors = shared if shared is not None else \
+                    self._embed_alone(writer, chunks, counts)
+                matrix = self._matrix(chunks, vectors)
             except Exception as exc:  # noqa: BLE001 - e.g. text the tokenizer rejects
                 errors.append(self._skip(recording.file_id, exc, quarantine, counts))
                 continue
