@@ -34,7 +34,7 @@ from plaud_index.config import build_config  # noqa: E402
 from plaud_index.indexer import Indexer  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
-from plaud_index.search import MODES, make_request  # noqa: E402
+from plaud_index.search import MODES, make_request, rank  # noqa: E402
 from plaud_index.service import SearchService, make_embedder  # noqa: E402
 
 METRICS = ("rec_ndcg@5", "rec_mrr@10", "rec_recall@5", "moment_hit@5", "moment_mrr@10")
@@ -95,21 +95,64 @@ def raw_embed_seconds(service: SearchService, corpus: Path) -> tuple[int, float]
     return len(texts), time.perf_counter() - started
 
 
+OFF_TOPIC = ("banana bread recipe with walnuts", "tesla stock price forecast",
+             "how to train a puppy to sit", "volcano eruption in iceland",
+             "best hiking trails in patagonia", "knitting a wool scarf pattern",
+             "football world cup final score", "quantum chromodynamics lattice simulation")
+
+
+def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """How the relevance floor and the weak-match threshold treat the labelled queries:
+    for each candidate floor, how many queries would lose a relevant recording from their
+    top 10, and how many results a limit of 25 keeps; and the best-passage similarity of
+    the real queries beside that of questions the meetings never touch."""
+    snap = service.ready_snapshot()
+    rows = []
+    for q in [*queries, *({"query": o, "relevant_files": []} for o in OFF_TOPIC)]:
+        vector = service.embedder.embed_query(q["query"])
+        ranking = rank(snap, make_request(q["query"], limit=25), vector, floor=0.0)
+        hits = ranking.hits
+        top = hits[0].score if hits else 1.0
+        rel = set(q["relevant_files"])
+        rows.append({"off": not rel, "similarity": ranking.best_similarity,
+                     "ratios": [h.score / top for h in hits],
+                     "relevant": [h.score / top for h in hits[:10] if h.file_id in rel]})
+    real = [r for r in rows if not r["off"]]
+    floors = {}
+    for floor in (0.1, 0.2, 0.3, 0.4, 0.5):
+        floors[str(floor)] = {
+            "queries_losing_a_relevant_top10": sum(any(x < floor for x in r["relevant"])
+                                                   for r in real),
+            "mean_results_kept_of_25": round(statistics.fmean(
+                sum(x >= floor for x in r["ratios"]) for r in real), 1)}
+    sims = sorted(float(r["similarity"] or 0) for r in real)
+    return {"floors": floors, "real_min_similarity": round(sims[0], 3),
+            "real_p5_similarity": round(sims[len(sims) // 20], 3),
+            "off_topic_similarity": [round(float(r["similarity"] or 0), 3)
+                                     for r in rows if r["off"]]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, required=True)
     ap.add_argument("--queries", type=Path, required=True)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--home", type=Path, help="keep the index here and reuse it next run "
+                    "(a no-change cycle) instead of a fresh temp dir")
+    ap.add_argument("--no-raw", action="store_true", help="skip the raw embedder timing")
+    ap.add_argument("--floor-report", action="store_true",
+                    help="print how the relevance floor treats the relevant recordings")
     args = ap.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="plaud-bench-"))
+    home = args.home or Path(tempfile.mkdtemp(prefix="plaud-bench-"))
     config = build_config({"PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock",
                            "PLAUD_MOCK_CORPUS": str(args.corpus)}, None)
     service = SearchService(config, make_embedder(config))
     started = time.perf_counter()
     report = Indexer(PlaudSource(MockClient(args.corpus)), service.embedder, home).run_cycle()
     index_seconds = time.perf_counter() - started
-    raw_chunks, raw_seconds = raw_embed_seconds(service, args.corpus)
+    raw_chunks, raw_seconds = (1, float("nan")) if args.no_raw else \
+        raw_embed_seconds(service, args.corpus)
     queries = [json.loads(line) for line in args.queries.open() if line.strip()]
     modes: dict[str, Any] = {}
     latencies: list[float] = []
@@ -130,11 +173,14 @@ def main() -> int:
         "query_ms_p50": round(statistics.median(latencies), 2) if latencies else None,
         "query_ms_p95": round(sorted(latencies)[int(len(latencies) * 0.95)], 2)
         if latencies else None,
-        "index_chunks_per_s": round(report.chunks_embedded / index_seconds, 1),
+        "index_chunks_per_s": round(report.chunks_embedded / index_seconds, 1)
+        if report.chunks_embedded else float("nan"),
         "raw_embed_chunks_per_s": round(raw_chunks / raw_seconds, 1),
         "model": service.embedder.model_id,
     }
     out["index_vs_raw"] = round(out["index_chunks_per_s"] / out["raw_embed_chunks_per_s"], 3)
+    if args.floor_report:
+        out["floor"] = floor_report(service, queries)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -150,6 +196,11 @@ def main() -> int:
           f"raw embedder {out['raw_embed_chunks_per_s']} chunks/s; ratio {out['index_vs_raw']}")
     print(f"hybrid query latency in-process: p50 {out['query_ms_p50']} ms, "
           f"p95 {out['query_ms_p95']} ms")
+    if args.floor_report:
+        print(f"relevance floor (share of the best score): {json.dumps(out['floor']['floors'])}")
+        print(f"best-passage similarity: dev queries min {out['floor']['real_min_similarity']}"
+              f", 5th percentile {out['floor']['real_p5_similarity']}; off-topic questions "
+              f"{out['floor']['off_topic_similarity']}")
     return 0
 
 

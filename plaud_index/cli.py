@@ -23,6 +23,7 @@ from .config import Config, interval_banner, load_config
 from .daemon import run_daemon
 from .errors import IndexBusyError, PlaudIndexError
 from .plaud import sign_in, sign_out
+from .progress import reporter_for
 from .redact import RedactingFilter, redact
 from .render import render_search, render_status
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
@@ -55,7 +56,11 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
     request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
                            limit=args.limit, speaker=args.speaker, source=args.source,
                            mode=args.mode)
-    result = SearchService(config).search(request)
+    progress = reporter_for(sys.stderr)  # an empty index is built first, visibly
+    try:
+        result = SearchService(config, progress=progress).search(request)
+    finally:
+        progress.finish()
     if args.json:
         _print_json(asdict(result))
     else:
@@ -79,16 +84,21 @@ def _log_report(report: Any) -> None:
 def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
     log.info("%s", interval_banner(config))
     embedder = make_embedder(config)  # once per process, never per cycle
+    progress = reporter_for(sys.stderr)
     if args.once:
         try:
-            _log_report(run_locked_cycle(config, embedder))
+            report = run_locked_cycle(config, embedder, progress=progress)
         except IndexBusyError as exc:
             log.info("%s", exc)
+            return 0
+        finally:
+            progress.finish()
+        _log_report(report)
         return 0
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    run_daemon(config, embedder, stop)
+    run_daemon(config, embedder, stop, progress=progress)
     return 0
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from .config import Config
 from .embedder import Embedder
 from .errors import IndexBusyError, PlaudIndexError
+from .progress import Reporter, log_commits
 from .service import run_locked_cycle
 from .sync_state import SyncStateStore
 
@@ -34,7 +35,8 @@ def beat(config: Config, clock: Callable[[], float] = time.time, *, running: boo
 
 
 def run_daemon(config: Config, embedder: Embedder, stop: threading.Event,
-               clock: Callable[[], float] = time.time) -> None:
+               clock: Callable[[], float] = time.time,
+               progress: Reporter = log_commits) -> None:
     """Cycles until ``stop``. Nothing a cycle raises ends the loop: the failure is logged
     and recorded, and the next try waits longer (the interval, doubling per consecutive
     failure, at most ``MAX_BACKOFF_S``)."""
@@ -43,7 +45,11 @@ def run_daemon(config: Config, embedder: Embedder, stop: threading.Event,
     while not stop.is_set():
         _beat_safely(config, clock)
         try:
-            report = run_locked_cycle(config, embedder, should_stop=stop.is_set)
+            try:
+                report = run_locked_cycle(config, embedder, should_stop=stop.is_set,
+                                          progress=progress)
+            finally:
+                progress.finish()
             failures = 0
             log.info("Cycle done: %d listed, %d fetched, %d added, %d updated, %d deleted, "
                      "%d skipped, %d chunks embedded in %.1fs", report.listed, report.fetched,

@@ -36,6 +36,7 @@ class Embedder(Protocol):
     model_hash: str
     dim: int
     max_tokens: int  # the chunker's budget per passage, special tokens included
+    weak_similarity: float | None  # a best cosine under this is no close match (None: unknown)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passages → ``(len(texts), dim)`` float32, each row L2-normalised."""
@@ -81,6 +82,7 @@ class OnnxEmbedder:
         self.model_hash = self.spec.model_hash(files.sha256)
         self.batch_size = batch_size
         self.max_tokens = max_tokens = self.spec.max_tokens
+        self.weak_similarity = self.spec.weak_similarity
         try:
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer_path))
             self._counter = Tokenizer.from_file(str(files.tokenizer_path))
@@ -158,6 +160,7 @@ class HashEmbedder:
     def __init__(self, dim: int = 128) -> None:
         self.dim = dim
         self.max_tokens = MAX_TOKENS
+        self.weak_similarity: float | None = None
 
     def count_tokens(self, text: str) -> int:
         return len(_TOKEN.findall(text)) + 2

@@ -1,8 +1,10 @@
 """One index cycle: list → diff → fetch changed → normalise → chunk → embed → commit.
 
-Work is done in groups of ``commit_every`` recordings: each group's new chunks
-are embedded in one call (full, length-sorted batches keep the model busy)
-and committed, so a crash during a long first sync loses at most one group.
+Work is done in groups of up to ``commit_every`` recordings, closed early when
+fetching takes long (the first group after a few seconds): each group's new
+chunks are embedded in one call (full, length-sorted batches keep the model
+busy) and committed, so a crash during a long first sync loses at most one
+group, and an interrupted first sync always keeps what it did.
 Chunks whose content hash is already in the index reuse their vector.
 """
 
@@ -15,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ from .index.snapshot import IndexedRecording
 from .index.writer import IndexWriter, open_writer
 from .models import Chunk, Recording, SyncReport
 from .plaud import RecordingSource
+from .progress import SyncProgress, log_commits
 from .redact import redact
 from .sync_policy import DeletionDecision, decide_deletions, plan_fetches
 from .sync_state import SyncState, SyncStateStore
@@ -42,6 +46,8 @@ from .sync_state import SyncState, SyncStateStore
 log = logging.getLogger(__name__)
 
 COMMIT_EVERY = 25
+FIRST_COMMIT_S = 5.0  # the first commit of a cycle comes this soon
+COMMIT_S = 30.0  # and the later ones at least this often
 
 
 def content_hash(recording: Recording) -> str:
@@ -69,7 +75,10 @@ class Indexer:
                  chunker: Chunker | None = None, commit_every: int = COMMIT_EVERY,
                  revalidate: Collection[str] = (), interval_s: float = 300.0,
                  should_stop: Callable[[], bool] = lambda: False,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 progress: Callable[[SyncProgress], object] = log_commits,
+                 first_commit_seconds: float = FIRST_COMMIT_S,
+                 commit_seconds: float = COMMIT_S) -> None:
         self.source = source
         self.embedder = embedder
         self.index_dir = home / INDEX_DIR
@@ -80,8 +89,11 @@ class Indexer:
         # no change markers, API.md §3.1); content hashes then decide what changed.
         self.revalidate = set(revalidate)
         self.interval_s = interval_s  # sizes the rolling revalidation window
-        self.should_stop = should_stop  # checked after each commit (SIGTERM)
+        self.should_stop = should_stop  # checked between fetches: commit what is done, stop
         self.clock = clock
+        self.report_progress = progress  # each recording fetched, and each commit
+        self.first_commit_seconds = first_commit_seconds
+        self.commit_seconds = commit_seconds
 
     @property
     def model(self) -> ModelInfo:
@@ -94,9 +106,12 @@ class Indexer:
         started = self.clock()
         try:
             report, remembered = self._cycle(started, self.state.read())
+            # A cycle stopped early is no success: its progress stays behind, so a first
+            # sync cut short still reads as partial and the next start resumes it.
+            finished = {} if report.stopped else {"progress": None,
+                                                  "last_success": self.clock()}
             self.state.update(last_attempt=started, last_error=None, last_error_kind=None,
-                              progress=None, last_success=self.clock(),
-                              last_report=asdict(report), **remembered)
+                              last_report=asdict(report), **finished, **remembered)
             self.state.keep_reserve()
         except PlaudIndexError as exc:
             self._record_failure(started, str(exc), type(exc).__name__)
@@ -131,17 +146,22 @@ class Indexer:
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
         todo, counts, errors, stopped = plan.ids, Counter[str](), [], False
         quarantine = {k: v for k, v in state.skipped.items() if k in listing}
-        for start in range(0, len(todo), self.commit_every):
-            group = todo[start:start + self.commit_every]
-            errors += self._index_group(writer, group, known, counts, quarantine)
+        done = 0
+        while done < len(todo):
+            # The first commit comes within seconds, so an interrupted first sync (a client
+            # that gave up, a laptop lid) always keeps something; later ones by count or time.
+            deadline = self.clock() + (self.commit_seconds if counts["commits"]
+                                       else self.first_commit_seconds)
+            group, group_errors = self._index_group(
+                writer, todo[done:done + self.commit_every], known, counts, quarantine,
+                deadline, partial(self._fetched, started, done, len(todo), counts))
+            errors += group_errors
             if writer.commit():
                 counts["commits"] += 1
             checked.update({fid: self.clock() for fid in group})
-            done = start + len(group)
-            self.state.update(progress={"done": done, "total": len(todo)})
-            rate = done / max(self.clock() - started, 1e-6)
-            log.info("Indexed %d of %d recordings (%.1f/s, ETA %.0fs)", done, len(todo), rate,
-                     (len(todo) - done) / rate if rate else 0)
+            done += len(group)
+            progress = self._progress(started, done, len(todo), done, counts)
+            self.state.update(progress=progress.to_state())
             if self.should_stop() and done < len(todo):
                 log.info("Stopping after this commit; %d recordings resume next start",
                          len(todo) - done)
@@ -163,20 +183,40 @@ class Indexer:
         report = SyncReport(
             listed=len(listing), deleted=len(decision.delete),
             unchanged=counts.pop("unchanged", 0) + len(listing) - len(todo),
-            seconds=round(self.clock() - started, 3), errors=tuple(errors), **counts)
+            seconds=round(self.clock() - started, 3), errors=tuple(errors), stopped=stopped,
+            **counts)
         return report, remembered
 
-    def _index_group(self, writer: IndexWriter, group: Sequence[str],
+    def _fetched(self, started: float, committed: int, total: int, counts: Counter[str],
+                 in_group: int) -> None:
+        self._progress(started, committed + in_group, total, committed, counts)
+
+    def _progress(self, started: float, done: int, total: int, committed: int,
+                  counts: Counter[str]) -> SyncProgress:
+        progress = SyncProgress(done=done, total=total, started=started,
+                                chunks=counts["chunks_embedded"], committed=committed)
+        self.report_progress(progress)
+        return progress
+
+    def _index_group(self, writer: IndexWriter, ids: Sequence[str],
                      known: dict[str, IndexedRecording], counts: Counter[str],
-                     quarantine: dict[str, str]) -> list[str]:
-        """Fetch, chunk and embed one group and stage it in ``writer``. A recording that
+                     quarantine: dict[str, str], deadline: float,
+                     fetched: Callable[[int], object]) -> tuple[list[str], list[str]]:
+        """Fetch, chunk and embed a group from ``ids`` and stage it in ``writer``: all of
+        them, or fewer when fetching reaches ``deadline`` (at least one). Returns the ids
+        taken and the errors. A recording that
         fails for a reason of its own (bad payload, a bug its content triggers) is put in
         ``quarantine`` and skipped; the rest of the group is still committed. Plaud being
         unreachable or the sign-in expiring is not a recording's fault: that stops the
         cycle (what is committed stays)."""
         errors: list[str] = []
         prepared: list[tuple[Recording, str, list[Chunk]]] = []
-        for file_id in group:
+        group: list[str] = []
+        for file_id in ids:
+            if group and (self.clock() >= deadline or self.should_stop()):
+                break  # commit what is fetched: soon, and soon after a stop request
+            group.append(file_id)
+            fetched(len(group))
             try:
                 recording = self.source.get_recording(file_id)
                 digest = content_hash(recording)
@@ -207,7 +247,7 @@ class Indexer:
             writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
             quarantine.pop(recording.file_id, None)
             counts["updated" if recording.file_id in known else "added"] += 1
-        return errors
+        return group, errors
 
     def _embed_group(self, writer: IndexWriter, chunks: list[Chunk], counts: Counter[str],
                      alone: bool = False) -> dict[str, np.ndarray] | None:

@@ -112,6 +112,7 @@ class Hit:
     snippet: str
     moments: tuple[Moment, ...] = ()
     fetch: str = ""  # how to get the full text
+    similarity: float | None = None  # cosine of its closest passage (None: keyword only)
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ class IndexInfo:
     chunks: int
     last_sync: str | None
     last_error: str | None
+    complete: bool = True  # False while the first sync has not finished: results are partial
+    progress: str | None = None  # "12 of 73 recordings, about 4 minutes left" when partial
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class SearchResult:
     query: str
     results: tuple[Hit, ...]
     index: IndexInfo
+    note: str | None = None  # said plainly when nothing matches, or nothing matches well
 
 
 @dataclass(frozen=True)
@@ -194,3 +198,4 @@ class SyncReport:
     commits: int = 0
     seconds: float = 0.0
     errors: tuple[str, ...] = ()
+    stopped: bool = False  # asked to stop (SIGTERM, session end) before it was through

@@ -29,10 +29,16 @@ def render_search(result: SearchResult) -> str:
     index = result.index
     lines = [f'{len(result.results)} recording(s) for "{result.query}" '
              f'(index: {index.recordings} recordings, last sync {index.last_sync})']
+    if not index.complete:
+        lines.append(f"PARTIAL INDEX: the first sync is not finished ({index.progress or 'stopped'}"
+                     "); recordings not yet indexed cannot appear. Ask again later for a "
+                     "complete answer.")
     for rank, hit in enumerate(result.results, 1):
         lines.append(f"\n{rank}. {hit.title}  [{hit.created_at[:10]}]  "
                      f"score {hit.score:.3f}  file_id {hit.file_id}")
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
+    if result.note:
+        lines.append(result.note)
     if result.results:
         lines.append(f"\n{result.results[0].fetch}")
     return printable("\n".join(lines))

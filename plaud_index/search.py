@@ -9,6 +9,7 @@ Scores, all in [0, 1], higher is better, comparable only within one query:
 - a recording's score: its best chunk plus ``SUPPORT_WEIGHT`` times each of its
   next ``SUPPORT_CHUNKS`` best chunks (a meeting that keeps returning to the
   topic beats one passing mention), divided by the largest possible total.
+  Recordings under ``RELEVANCE_FLOOR`` times the best recording's score are dropped.
 The weights were chosen on the retrieval benchmark (README, "Retrieval quality").
 """
 
@@ -35,6 +36,10 @@ VECTOR_WEIGHT = 0.2
 SUPPORT_WEIGHT = 0.2
 SUPPORT_CHUNKS = 4
 CANDIDATES = 300  # chunks considered before collapsing to recordings
+# Recordings scoring under this share of the best one are dropped: on the dev benchmark no
+# relevant recording in a top 10 scores under 0.4 of its query's best (bench/retrieval.py
+# --floor-report), so 0.3 keeps a margin while removing the tail of passing mentions.
+RELEVANCE_FLOOR = 0.3
 MOMENTS = 3
 SNIPPET_CHARS = 240
 
@@ -126,22 +131,30 @@ def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
     return mask
 
 
-def chunk_scores(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | None,
+def similarities(snapshot: Snapshot, request: SearchRequest,
+                 query_vector: np.ndarray | None) -> np.ndarray | None:
+    """Each row's cosine similarity to the query, clipped to [0, 1]; ``None`` when the
+    mode or a missing vector leaves the semantic side out."""
+    if request.mode == "keyword" or query_vector is None or not len(snapshot.chunks):
+        return None
+    clipped: np.ndarray = np.clip(snapshot.cosine(query_vector), 0.0, 1.0)
+    return clipped
+
+
+def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray | None,
                  mask: np.ndarray) -> np.ndarray:
-    """One fused score in [0, 1] per row; rows outside ``mask`` get -1."""
+    """One fused score in [0, 1] per row from the ``similarities`` (``dense``, ``None`` for
+    keyword only) and BM25; rows outside ``mask`` get -1."""
     n = len(snapshot.chunks)
-    dense: np.ndarray = np.zeros(n, dtype=np.float32)
     keyword: np.ndarray = np.zeros(n, dtype=np.float32)
-    if request.mode != "keyword" and query_vector is not None and n:
-        dense = np.clip(snapshot.cosine(query_vector), 0.0, 1.0)
     if request.mode != "vector" and n:
         raw = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask)
         top = float(raw[mask].max()) if mask.any() else 0.0
         keyword = raw / top if top > 0 else raw
-    if request.mode == "vector":
+    if dense is None:
+        fused = keyword if request.mode != "vector" else np.zeros(n, dtype=np.float32)
+    elif request.mode == "vector":
         fused = dense
-    elif request.mode == "keyword" or query_vector is None:
-        fused = keyword
     else:
         fused = VECTOR_WEIGHT * rescale_top(dense, mask) + (1 - VECTOR_WEIGHT) * keyword
     return np.where(mask, fused, -1.0).astype(np.float32)
@@ -165,13 +178,29 @@ def rescale_top(values: np.ndarray, mask: np.ndarray, top: int = CANDIDATES) -> 
     return scaled
 
 
+@dataclass(frozen=True)
+class Ranking:
+    hits: list[Hit]
+    # the closest passage's cosine among the rows the filters allow: how near anything in
+    # the index comes to the query at all (None without the semantic side)
+    best_similarity: float | None
+
+
 def search(snapshot: Snapshot, request: SearchRequest,
-           query_vector: np.ndarray | None) -> list[Hit]:
+           query_vector: np.ndarray | None, floor: float = RELEVANCE_FLOOR) -> list[Hit]:
     """Recordings best first, each with its best moments and a snippet on the match."""
+    return rank(snapshot, request, query_vector, floor).hits
+
+
+def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | None,
+         floor: float = RELEVANCE_FLOOR) -> Ranking:
+    """``search`` with how close the best passage came."""
     mask = filter_mask(snapshot, request)
     if not mask.any():
-        return []
-    scores = chunk_scores(snapshot, request, query_vector, mask)
+        return Ranking([], None)
+    dense = similarities(snapshot, request, query_vector)
+    best = float(dense[mask].max()) if dense is not None else None
+    scores = chunk_scores(snapshot, request, dense, mask)
     k = min(CANDIDATES, int(mask.sum()))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]
@@ -181,16 +210,21 @@ def search(snapshot: Snapshot, request: SearchRequest,
         if scores[row] <= 0:
             break
         by_recording.setdefault(int(snapshot.row_recording[row]), []).append(int(row))
-    ranked = sorted(by_recording.items(), key=lambda item: -recording_score(scores, item[1]))
+    ranked = sorted(((recording_score(scores, rows), index, rows)
+                     for index, rows in by_recording.items()), key=lambda item: -item[0])
+    floor = floor * ranked[0][0] if ranked else 0.0
     hits = []
-    for rec_index, rows in ranked[: request.limit]:
+    for score, rec_index, rows in ranked[: request.limit]:
+        if score < floor:
+            break
         rec = snapshot.recordings[rec_index]
         moments = tuple(_moment(snapshot, row, terms, request.speaker)
                         for row in rows[:MOMENTS])
         hits.append(Hit(file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
-                        score=round(recording_score(scores, rows), 4),
-                        snippet=moments[0].snippet, moments=moments))
-    return hits
+                        score=round(score, 4), snippet=moments[0].snippet, moments=moments,
+                        similarity=round(float(dense[rows].max()), 4)
+                        if dense is not None else None))
+    return Ranking(hits, best)
 
 
 def recording_score(scores: np.ndarray, rows: list[int]) -> float:
@@ -218,6 +252,8 @@ def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None =
     if line < len(chunk.line_ms):  # the utterance the match sits in
         start_ms = chunk.line_ms[line] if chunk.line_ms[line] is not None else start_ms
         who = chunk.line_speakers[line] or who
+    if who and snippet.startswith(f"{who}: "):  # the label already names them
+        snippet = snippet[len(who) + 2:]
     return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
                   speaker=who, source=chunk.source, snippet=snippet)
 
@@ -234,10 +270,13 @@ def _speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tu
 
 def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
                  focus: list[tuple[int, int]] | None = None) -> tuple[str, int]:
-    """A ~``width``-character excerpt centred on the densest run of query terms.
+    """A ~``width``-character excerpt centred on the densest run of query terms, starting
+    at the beginning of the line (utterance, note paragraph) the match is in when that
+    line start is near enough, so the quote opens with the speaker the moment names.
 
     ``focus`` limits the centre to some character ranges (a speaker's lines).
-    Returns the snippet (whitespace collapsed) and the offset of its centre in ``text``."""
+    Returns the snippet (whitespace collapsed, lines joined by " / ": turns and note
+    headings stay apart) and the offset of its centre in ``text``."""
     def allowed(pos: int) -> bool:
         return focus is None or any(lo <= pos < hi for lo, hi in focus)
 
@@ -253,17 +292,26 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     else:
         centre = min(width, len(text)) // 2
     if len(text) <= width:
-        return " ".join(text.split()), centre
+        return _collapse(text), centre
     start = max(0, min(centre - width // 2, len(text) - width))
-    end = min(len(text), start + width)
-    if start:  # do not cut a word in half
+    line_start = text.rfind("\n", 0, centre) + 1
+    if start < line_start or centre - line_start <= reach:
+        start = line_start  # open with the matched line, not the tail of the one before
+    elif start:  # do not cut a word in half
         space = text.find(" ", start, centre)
         start = space + 1 if space >= 0 else start
+    end = min(len(text), start + width)
     if end < len(text):
         space = text.rfind(" ", centre, end)
         end = space if space > 0 else end
-    body = " ".join(text[start:end].split())
-    return ("…" if start else "") + body + ("…" if end < len(text) else ""), centre
+    body = _collapse(text[start:end])
+    return ("…" if start and start != line_start else "") + body + \
+        ("…" if end < len(text) else ""), centre
+
+
+def _collapse(text: str) -> str:
+    lines = (" ".join(line.split()) for line in text.split("\n"))
+    return " / ".join(line for line in lines if line)
 
 
 def format_clock(ms: int | None) -> str:

@@ -29,7 +29,7 @@ from .models import RecordingInfo, SearchResult
 from .redact import redact
 from .render import render_recording, render_search
 from .search import DEFAULT_LIMIT, MAX_LIMIT, SOURCES, make_request
-from .service import SearchService
+from .service import BackgroundSync, SearchService
 
 log = logging.getLogger(__name__)
 
@@ -142,14 +142,19 @@ def _load_model_in_background(service: SearchService) -> None:
     threading.Thread(target=load, name="model-loader", daemon=True).start()
 
 
+STOP_WAIT_S = 10.0  # at the end of a session, for a background sync to commit what it has
+
+
 def serve(config: Config) -> int:
-    service = SearchService(config)
+    first_sync = BackgroundSync()
+    service = SearchService(config, first_sync=first_sync)
     _load_model_in_background(service)
     lifeline.watch()
     log.info("plaud-index-mcp %s serving MCP on stdio (index %s)", __version__,
              config.index_dir)
     build_server(service).run("stdio")
     log.info("stdin closed; exiting")
+    first_sync.stop(STOP_WAIT_S)  # a kill loses nothing committed either; this keeps more
     logging.shutdown()
     sys.stderr.flush()
-    os._exit(0)  # do not wait for a worker thread still finishing a fallback cycle
+    os._exit(0)  # do not wait for a worker thread still finishing a request

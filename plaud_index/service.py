@@ -18,7 +18,7 @@ from pathlib import Path
 from .analyzer import VERSION as ANALYZER
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
-from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
+from .errors import IndexNotReadyError, PlaudIndexError, SourceError, UnknownRecordingError
 from .health import health
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
@@ -27,9 +27,10 @@ from .indexer import Indexer
 from .lock import IndexerLock, lock_holder
 from .model_files import resolve_model
 from .model_specs import model_spec
-from .models import Hit, IndexInfo, RecordingInfo, SearchResult, Status, SyncReport
+from .models import IndexInfo, RecordingInfo, SearchResult, Status, SyncReport
 from .plaud import RecordingSource, make_source
-from .search import SearchRequest, echo, format_clock, make_request, overview, search
+from .progress import SyncProgress, log_commits
+from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
 from .sync_state import SyncStateStore
 
 log = logging.getLogger(__name__)
@@ -55,23 +56,78 @@ def make_embedder(config: Config) -> Embedder:
 
 
 def make_indexer(config: Config, embedder: Embedder, source: RecordingSource | None = None,
-                 should_stop: Callable[[], bool] = lambda: False) -> Indexer:
+                 should_stop: Callable[[], bool] = lambda: False,
+                 progress: Callable[[SyncProgress], object] = log_commits) -> Indexer:
     return Indexer(source or make_source(config), embedder, config.home,
-                   interval_s=config.interval_ms / 1000, should_stop=should_stop)
+                   interval_s=config.interval_ms / 1000, should_stop=should_stop,
+                   progress=progress)
 
 
 def run_locked_cycle(config: Config, embedder: Embedder,
                      source: RecordingSource | None = None,
-                     should_stop: Callable[[], bool] = lambda: False) -> SyncReport:
+                     should_stop: Callable[[], bool] = lambda: False,
+                     progress: Callable[[SyncProgress], object] = log_commits) -> SyncReport:
     """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it."""
     with IndexerLock(config.lock_path):
-        return make_indexer(config, embedder, source, should_stop).run_cycle()
+        return make_indexer(config, embedder, source, should_stop, progress).run_cycle()
+
+
+class BackgroundSync:
+    """The search server's first sync: one cycle on a worker thread that holds the indexer
+    lock, so a tool call answers at once with the progress instead of blocking until the
+    client gives up. ``stop()`` asks it to finish its current commit (the session ended);
+    whatever is committed stays, and the next session resumes from there."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+
+    def start(self, service: SearchService, source: RecordingSource) -> bool:
+        """Start unless one is running here or another process holds the lock."""
+        with self._guard:
+            if self._thread is not None and self._thread.is_alive():
+                return False
+            lock = IndexerLock(service.config.lock_path)
+            if not lock.try_acquire(role="search-first-sync"):
+                return False
+            self._thread = threading.Thread(target=self._run, args=(service, source, lock),
+                                            name="first-sync", daemon=True)
+            self._thread.start()
+            return True
+
+    def _run(self, service: SearchService, source: RecordingSource,
+             lock: IndexerLock) -> None:
+        try:
+            log.info("The index is not complete and no indexer is running: syncing in the "
+                     "background")
+            make_indexer(service.config, service.embedder, source,
+                         should_stop=self._stop.is_set).run_cycle()
+        except PlaudIndexError as exc:  # recorded in the sync state; answers say it
+            log.warning("The background sync stopped: %s", exc)
+        except Exception:  # noqa: BLE001 - a bug must not take the server down
+            log.exception("The background sync failed")
+        finally:
+            lock.release()
+
+    def stop(self, timeout_s: float) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
 
 
 class SearchService:
-    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+    """``first_sync``: how an incomplete index gets built when nobody else is building it;
+    ``None`` runs that sync in the caller, with ``progress`` reporting."""
+
+    def __init__(self, config: Config, embedder: Embedder | None = None, *,
+                 first_sync: BackgroundSync | None = None,
+                 progress: Callable[[SyncProgress], object] = log_commits) -> None:
         self.config = config
         self.state = SyncStateStore(config.home)
+        self.first_sync = first_sync
+        self.progress = progress
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()
@@ -94,32 +150,62 @@ class SearchService:
                 self._key = key
             return self._snapshot
 
-    def ready_snapshot(self, fallback: bool = True) -> Snapshot:
-        """A populated index, building it first if it is empty and nobody else is indexing."""
+    def ready_snapshot(self) -> Snapshot:
+        """A populated index. When it is empty, or its first sync never finished, and
+        nobody is indexing, start that sync: on a background thread (the server: a tool call
+        must answer now, from what is committed) or, for an empty index without one, in the
+        caller (the CLI: a person waits and sees progress)."""
         snap = self.snapshot()
         if snap is not None and snap.manifest.analyzer != ANALYZER:
             snap = self._upgrade(snap)
+        empty = snap is None or not snap.recordings
+        problem: SourceError | None = None
+        if empty or not self.state.read().complete:
+            try:
+                self._start_first_sync(wait=empty)
+            except SourceError as exc:  # no sign-in, no corpus: say that, not "building"
+                problem = exc
+            snap = self.snapshot()
         if snap is not None and snap.recordings:
             return snap
+        raise self._not_ready(problem)
+
+    def _start_first_sync(self, wait: bool) -> None:
+        if self.first_sync is None and not wait:
+            return
+        source = make_source(self.config)  # fails fast when signed out
+        if self.first_sync is not None:
+            self.first_sync.start(self, source)
+            return
         lock = IndexerLock(self.config.lock_path)
-        if fallback and lock.try_acquire(role="search-fallback"):
-            try:
-                log.info("The index is empty and no indexer is running: indexing once now")
-                make_indexer(self.config, self.embedder).run_cycle()
-            except SourceError as exc:
-                log.warning("Fallback index cycle impossible: %s", exc)
-            finally:
-                lock.release()
-            snap = self.snapshot()
-            if snap is not None and snap.recordings:
-                return snap
+        if not lock.try_acquire(role="search-fallback"):
+            return
+        try:
+            log.info("The index is empty and no indexer is running: indexing now")
+            make_indexer(self.config, self.embedder, source, progress=self.progress
+                         ).run_cycle()
+        except SourceError as exc:
+            log.warning("Fallback index cycle impossible: %s", exc)
+        finally:
+            lock.release()
+
+    def _not_ready(self, problem: SourceError | None) -> IndexNotReadyError:
+        if problem is not None:
+            return IndexNotReadyError(f"Plaud index not available: {problem}")
+        state = self.state.read()
+        failed = state.last_error if state.last_success is None else None
         if lock_holder(self.config.lock_path):
-            progress = self.state.read().progress or {}
-            done, total = progress.get("done"), progress.get("total")
-            count = f" ({done} of {total} recordings)" if total else ""
-            raise IndexNotReadyError(
-                f"Plaud index not available yet: the indexer is building it{count}.")
-        raise IndexNotReadyError(
+            progress = SyncProgress.from_state(state.progress)
+            doing = (f"indexing {progress.describe(time.time())}" if progress else
+                     "the first sync has started and is listing the recordings")
+            earlier = f" (the previous attempt failed: {failed})" if failed else ""
+            return IndexNotReadyError(f"Plaud index not available yet: {doing}{earlier}. "
+                                      "Nothing is searchable until the first recordings are "
+                                      "saved; ask again in a minute.")
+        if failed:
+            return IndexNotReadyError(f"Plaud index not available: the first sync failed: "
+                                      f"{failed}")
+        return IndexNotReadyError(
             "Plaud index not available. Start the indexer (plaud-index-mcp indexer) "
             "after plaud-index-mcp login."
         )
@@ -139,8 +225,19 @@ class SearchService:
 
     def search(self, request: SearchRequest) -> SearchResult:
         snap = self.ready_snapshot()
-        hits = self._rank(snap, request)
-        return SearchResult(request.query, tuple(hits), self.freshness(snap))
+        ranking = self._rank(snap, request)
+        return SearchResult(request.query, tuple(ranking.hits), self.freshness(snap),
+                            self._match_note(ranking))
+
+    def _match_note(self, ranking: Ranking) -> str | None:
+        if not ranking.hits:
+            return "No recording matches this query and its filters."
+        weak = self.embedder.weak_similarity if self._embedder is not None else None
+        best = ranking.best_similarity
+        if weak is not None and best is not None and best < weak:
+            return (f"No passage is a close match (best similarity {best:.2f}): these are "
+                    "only the nearest recordings; the topic may never have come up.")
+        return None
 
     def get(self, file_id: str, query: str | None = None) -> RecordingInfo:
         """One recording's metadata and a few snippets (on ``query`` if given)."""
@@ -153,7 +250,7 @@ class SearchService:
         moments = overview(snap, rec.file_id)
         if query and query.strip():
             request = replace(make_request(query), file_id=rec.file_id, limit=1)
-            hits = self._rank(snap, request)
+            hits = self._rank(snap, request).hits
             moments = hits[0].moments if hits else moments
         return RecordingInfo(
             file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
@@ -161,7 +258,7 @@ class SearchService:
             speakers=rec.speakers, notes=rec.note_titles, chunks=rec.chunk_count,
             snippets=moments, fetch=FETCH_HINT)
 
-    def _rank(self, snap: Snapshot, request: SearchRequest) -> list[Hit]:
+    def _rank(self, snap: Snapshot, request: SearchRequest) -> Ranking:
         vector = None
         if request.mode != "keyword":
             embedder = self.embedder
@@ -170,13 +267,18 @@ class SearchService:
             else:
                 log.warning("Index model %s differs from loaded model %s: keyword-only search",
                             snap.model.model_id, embedder.model_id)
-        return [replace(hit, fetch=FETCH_HINT) for hit in search(snap, request, vector)]
+        ranking = rank(snap, request, vector)
+        return replace(ranking, hits=[replace(hit, fetch=FETCH_HINT) for hit in ranking.hits])
 
     def freshness(self, snap: Snapshot | None) -> IndexInfo:
+        state = self.state.read()
+        progress = SyncProgress.from_state(state.progress)
         return IndexInfo(recordings=len(snap.recordings) if snap else 0,
                          chunks=snap.live_chunks if snap else 0,
                          last_sync=snap.manifest.updated_at if snap else None,
-                         last_error=self.state.read().last_error)
+                         last_error=state.last_error, complete=state.complete,
+                         progress=progress.describe(time.time()) if progress and
+                         not state.complete else None)
 
     def status(self) -> Status:
         snap = self.snapshot()

@@ -47,6 +47,14 @@ class SyncState:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def complete(self) -> bool:
+        """Has a sync ever finished? Not while the first one runs, nor after it failed or
+        was killed (its progress is left behind); an index that came without any sync
+        state (copied, or built by another tool) counts as complete."""
+        return self.last_success is not None or (self.progress is None and
+                                                 self.last_attempt is None)
+
 
 # What each field must be when read back; anything else is dropped with a warning.
 _NUMBER = (int, float)

@@ -185,3 +185,51 @@ def test_model_change_re_indexes_and_promotes_when_complete(tmp_path: Path) -> N
     snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and snap.model.model_id == "other/model"
     assert len(snap.recordings) == 3
+
+
+class SlowSource(FakeSource):
+    """Every detail fetch takes ``seconds`` of a fake clock (Plaud's pacing)."""
+
+    def __init__(self, details: list[dict[str, object]], seconds: float) -> None:
+        super().__init__(details)  # type: ignore[arg-type]
+        self.now, self.seconds = 1000.0, seconds
+
+    def clock(self) -> float:
+        return self.now
+
+    def get_file(self, file_id: str) -> dict[str, object]:
+        self.now += self.seconds
+        return super().get_file(file_id)
+
+
+def test_a_slow_source_commits_by_time_and_the_first_commit_comes_within_seconds(
+        tmp_path: Path) -> None:
+    source = SlowSource(corpus(12), seconds=2.0)
+    seen: list[tuple[int, int]] = []
+    indexer = Indexer(source, HashEmbedder(), tmp_path, clock=source.clock,
+                      progress=lambda p: seen.append((p.done, p.committed)),
+                      first_commit_seconds=5, commit_seconds=10)
+    report = indexer.run_cycle()
+    # 2 s a fetch: the first group closes after 3 fetches (6 s >= 5 s), later ones after 5
+    committed = sorted({c for _, c in seen})
+    assert committed == [0, 3, 8, 12]
+    assert report.added == 12 and report.commits == 3
+    assert [d for d, _ in seen][:4] == [1, 2, 3, 3]  # a tick per fetch, then the commit
+
+
+def test_a_first_sync_killed_after_its_first_commit_keeps_it(tmp_path: Path) -> None:
+    class Dies(SlowSource):
+        def get_file(self, file_id: str) -> dict[str, object]:
+            if len(self.detail_calls) == 4:
+                raise KeyboardInterrupt  # the process is going away mid-group
+            return super().get_file(file_id)
+
+    source = Dies(corpus(12), seconds=2.0)
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(source, HashEmbedder(), tmp_path, clock=source.clock,
+                first_commit_seconds=5).run_cycle()
+    snap = open_snapshot(tmp_path / "vector-index")
+    assert snap is not None and len(snap.recordings) == 3
+    assert SyncStateStore(tmp_path).read().progress == {
+        "done": 3, "total": 12, "started": 1000.0, "chunks": snap.live_chunks,
+        "committed": 3}

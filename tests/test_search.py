@@ -19,7 +19,7 @@ from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.indexer import content_hash, indexed_record
 from plaud_index.plaud.documents import normalize_recording
-from plaud_index.search import make_request, make_snippet, search
+from plaud_index.search import RELEVANCE_FLOOR, make_request, make_snippet, rank, search
 
 EMBEDDER = HashEmbedder()
 
@@ -175,3 +175,62 @@ def test_deleting_an_unknown_recording_commits_nothing(tmp_path: Path) -> None:
     writer.delete("nothing")
     assert not writer.commit()
     assert open_snapshot(tmp_path) is None
+
+
+def test_recordings_far_below_the_best_are_dropped(snapshot: Snapshot) -> None:
+    query = "annual budget marketing engineering travel flat year"
+    vector = EMBEDDER.embed([query])[0]
+    everything = search(snapshot, make_request(query), vector, floor=0.0)
+    floored = search(snapshot, make_request(query), vector)
+    assert [h.file_id for h in everything] == ["jan", "feb"]  # feb: one passing "budget"
+    assert [h.file_id for h in floored] == ["jan"]
+    assert all(h.score >= RELEVANCE_FLOOR * floored[0].score for h in floored)
+    assert all(h.score < RELEVANCE_FLOOR * floored[0].score
+               for h in everything[len(floored):])
+
+
+def test_ranking_says_how_close_the_nearest_passage_came(snapshot: Snapshot) -> None:
+    vector = EMBEDDER.embed(["connection alert"])[0]
+    ranking = rank(snapshot, make_request("connection alert"), vector)
+    closest = max(h.similarity or 0 for h in ranking.hits)
+    assert ranking.best_similarity == pytest.approx(closest, abs=1e-4)
+    assert ranking.best_similarity > 0
+    assert rank(snapshot, make_request("connection alert", mode="keyword"),
+                vector).best_similarity is None
+
+
+TURNS = [detail("turns", name="Turns", segments=[
+    seg(0, "So the main question is whether we keep the vendor. " + "Some context. " * 12,
+        "Me"),
+    seg(9000, "Okay, the contract renewal for the vendor is due in March.", "Dana"),
+    seg(18000, "Fine by me.", "Rob"),
+], note="## Summary\nThe team agreed to renew the vendor contract in March.")]
+
+
+@pytest.fixture(scope="module")
+def turns(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    directory = tmp_path_factory.mktemp("turns")
+    writer = open_writer(directory, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
+                                              EMBEDDER.dim))
+    rec = normalize_recording(TURNS[0])
+    chunks = Chunker(EMBEDDER.count_tokens).chunk(rec)
+    writer.put(indexed_record(rec, content_hash(rec), len(chunks)), chunks,
+               EMBEDDER.embed([c.embed_text for c in chunks]))
+    writer.commit()
+    snap = open_snapshot(directory)
+    assert snap is not None
+    return snap
+
+
+def test_a_moment_quotes_from_the_matched_speakers_line_without_repeating_the_name(
+        turns: Snapshot) -> None:
+    hit = search(turns, make_request("contract renewal", source="transcript"), None)[0]
+    moment = hit.moments[0]
+    assert moment.speaker == "Dana" and moment.start_ms == 9000
+    assert moment.snippet.startswith("Okay, the contract renewal")  # not Me's line, no "Dana:"
+    assert "Rob: Fine by me." in moment.snippet  # the next turn keeps its own label
+
+
+def test_a_note_snippet_keeps_its_heading_apart_from_the_text(turns: Snapshot) -> None:
+    hit = search(turns, make_request("renew vendor contract", source="notes"), None)[0]
+    assert " / The team agreed to renew" in hit.moments[0].snippet

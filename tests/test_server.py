@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from helpers import SAMPLE_RECORDINGS
 from mcp import ClientSession, StdioServerParameters
@@ -170,9 +171,18 @@ async def test_populated_index_answers_while_another_process_holds_the_lock(home
         holder.wait()
 
 
-async def test_empty_index_with_free_lock_runs_the_fallback_cycle(tmp_path: Path) -> None:
+async def test_empty_index_with_free_lock_syncs_in_the_background(tmp_path: Path) -> None:
     async with connect(tmp_path / "fresh", PLAUD_CLIENT="mock") as session:
-        data = await search(session, query="postmortem checkout outage")
+        first = await error_of(session, "plaud_search", query="postmortem checkout outage")
+        for _ in range(600):  # the sample is one commit: poll until it lands
+            result = await session.call_tool("plaud_search",
+                                             {"query": "postmortem checkout outage"})
+            if not result.is_error:
+                break
+            await anyio.sleep(0.2)
+    assert "Plaud index not available yet" in first
+    data = result.structured_content
+    assert data is not None
     assert data["results"][0]["title"] == "Postmortem: checkout database outage"
     assert data["index"]["recordings"] == SAMPLE_RECORDINGS
 
@@ -186,13 +196,13 @@ async def test_empty_index_while_the_indexer_runs_says_so(tmp_path: Path) -> Non
             message = await error_of(session, "plaud_search", query="budget")
     finally:
         lock.release()
-    assert "Plaud index not available yet: the indexer is building it" in message
+    assert "Plaud index not available yet: the first sync has started" in message
 
 
 async def test_no_index_and_no_source_is_a_clear_refusal(tmp_path: Path) -> None:
     async with connect(tmp_path / "nothing") as session:
         message = await error_of(session, "plaud_search", query="budget")
-    assert "Plaud index not available. Start the indexer" in message
+    assert "Plaud index not available: Not signed in to Plaud" in message
     assert "plaud-index-mcp login" in message
 
 

@@ -1,0 +1,113 @@
+"""First use through a real client: an empty index never blocks a tool call.
+
+The server is driven by the SDK's stdio client against the fake Plaud, paced
+like the real one, with enough recordings that the first sync takes a minute:
+the first answer comes at once and says how far the sync is, later answers
+come from the growing partial index and say so, and ending or killing the
+session keeps every commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_plaud import FakePlaud
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from plaud_index.index.store import open_snapshot
+from plaud_index.lock import lock_holder
+from plaud_index.sync_state import SyncStateStore
+
+REPO = Path(__file__).resolve().parent.parent
+RECORDINGS = 150
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def paced(fake: FakePlaud, plaud_env: dict[str, str]) -> dict[str, str]:
+    fake.seed(RECORDINGS)
+    # 4 detail requests a second at most: the whole first sync takes about a minute
+    return {**plaud_env, "PLAUD_DETAIL_INTERVAL_MS": "250", "PLAUD_EMBEDDER": "mock"}
+
+
+@asynccontextmanager
+async def connect(env: dict[str, str]) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
+                                   env={**os.environ, **env}, cwd=REPO)
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def call(session: ClientSession) -> tuple[bool, Any]:
+    result = await session.call_tool("plaud_search", {"query": "project budget"})
+    if result.is_error:
+        return False, result.content[0].text  # type: ignore[union-attr]
+    return True, result.structured_content
+
+
+async def partial_answer(session: ClientSession, more_than: int) -> dict[str, Any]:
+    """Poll until an answer comes from an index with more than ``more_than`` recordings."""
+    for _ in range(600):
+        ok, data = await call(session)
+        if ok and data["index"]["recordings"] > more_than:
+            return dict(data)
+        await asyncio.sleep(0.2)
+    raise AssertionError("the partial index never grew")
+
+
+async def test_the_first_search_answers_at_once_then_from_a_growing_partial_index(
+        paced: dict[str, str], index_home: Path) -> None:
+    state = SyncStateStore(index_home)
+    async with connect(paced) as session:
+        ok, message = await call(session)
+        assert not ok and "Plaud index not available yet:" in message
+        assert "ask again in a minute" in message
+        assert state.read().last_success is None  # answered while the sync runs
+        first = await partial_answer(session, 0)
+        assert first["index"]["complete"] is False
+        assert f"of {RECORDINGS} recordings" in first["index"]["progress"]
+        text = (await session.call_tool("plaud_search", {"query": "budget"})).content[0]
+        assert "PARTIAL INDEX" in text.text  # type: ignore[union-attr]
+        second = await partial_answer(session, first["index"]["recordings"])
+    kept = open_snapshot(index_home / "vector-index")
+    assert kept is not None and len(kept.recordings) >= second["index"]["recordings"]
+    assert lock_holder(index_home / "indexer.lock") is None  # the sync stopped with the session
+    assert not state.read().complete
+
+    async with connect(paced) as session:  # the next session resumes where that one stopped
+        ok, resumed = await call(session)
+        assert ok and resumed["index"]["complete"] is False
+        assert resumed["index"]["recordings"] >= len(kept.recordings)
+        await partial_answer(session, len(kept.recordings))
+
+
+async def test_a_killed_session_loses_no_committed_work(paced: dict[str, str],
+                                                        index_home: Path) -> None:
+    async with connect(paced) as session:
+        await call(session)
+        seen = (await partial_answer(session, 0))["index"]["recordings"]
+        holder = lock_holder(index_home / "indexer.lock")
+        assert holder is not None  # the server itself runs the sync
+        os.kill(int(holder["pid"]), signal.SIGKILL)
+        with pytest.raises(Exception):  # noqa: B017 - whatever the SDK makes of a dead server
+            await asyncio.wait_for(call(session), 30)
+    kept = open_snapshot(index_home / "vector-index")
+    assert kept is not None and len(kept.recordings) >= seen
+    assert lock_holder(index_home / "indexer.lock") is None  # the kernel released the lock

@@ -1,0 +1,47 @@
+"""The service's answers: partial-index marking, the no-match and weak-match notes."""
+
+from __future__ import annotations
+
+import time
+
+from plaud_index.config import Config
+from plaud_index.embedder import HashEmbedder
+from plaud_index.search import make_request
+from plaud_index.service import SearchService, run_locked_cycle
+from plaud_index.sync_state import SyncStateStore
+
+
+class Picky(HashEmbedder):
+    """A model whose measured threshold no hash vector reaches: every match is weak."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weak_similarity = 0.999
+
+
+def test_an_answer_from_a_finished_sync_is_complete(config: Config) -> None:
+    run_locked_cycle(config, HashEmbedder())
+    result = SearchService(config, HashEmbedder()).search(make_request("budget"))
+    assert result.index.complete and result.index.progress is None
+    assert result.results and result.note is None
+
+
+def test_an_answer_during_the_first_sync_says_it_is_partial(config: Config) -> None:
+    run_locked_cycle(config, HashEmbedder())
+    state = SyncStateStore(config.home)
+    state.update(last_success=None, progress={"done": 5, "total": 20,
+                                              "started": time.time() - 100})
+    result = SearchService(config, HashEmbedder()).search(make_request("budget"))
+    assert not result.index.complete
+    assert result.index.progress == "5 of 20 recordings, about 5 minutes left"
+
+
+def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:
+    run_locked_cycle(config, HashEmbedder())
+    nothing = SearchService(config, HashEmbedder()).search(
+        make_request("budget", speaker="nobody by that name"))
+    assert nothing.results == () and nothing.note == \
+        "No recording matches this query and its filters."
+    weak = SearchService(config, Picky()).search(make_request("budget"))
+    assert weak.results and weak.note is not None
+    assert weak.note.startswith("No passage is a close match (best similarity 0.")
