@@ -184,7 +184,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"corpus {args.corpus} ({report.added} recordings, {out['chunks']} chunks), "
+    snap = service.ready_snapshot()
+    print(f"corpus {args.corpus} ({len(snap.recordings)} recordings, {snap.live_chunks} "
+          f"chunks{', index reused from --home' if not report.added else ''}), "
           f"queries {args.queries} ({len(queries)}), model {out['model']}")
     domains = sorted({g for m in modes.values() for g in m}, key=lambda g: (g != "all", g))
     print(f"{'mode':8s} {'group':10s} {'n':>4s} " + " ".join(f"{m:>13s}" for m in METRICS))

@@ -21,11 +21,12 @@ from . import __version__
 from .agent import install, plan, uninstall
 from .config import Config, interval_banner, load_config
 from .daemon import run_daemon
+from .doctor import run_checks
 from .errors import IndexBusyError, PlaudIndexError
-from .plaud import sign_in, sign_out
+from .plaud import auth_status, sign_in, sign_out
 from .progress import reporter_for
 from .redact import RedactingFilter, redact
-from .render import render_search, render_status
+from .render import render_auth, render_checks, render_recording, render_search, render_status
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
 from .service import SearchService, make_embedder, run_locked_cycle
 
@@ -64,8 +65,35 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         _print_json(asdict(result))
     else:
-        print(render_search(result))
+        print(render_search(result, terminal=True))
     return 0
+
+
+def cmd_get(args: argparse.Namespace, config: Config) -> int:
+    info = SearchService(config).get(args.file_id, args.query)
+    if args.json:
+        _print_json(asdict(info))
+    else:
+        print(render_recording(info, terminal=True))
+    return 0
+
+
+def cmd_auth_status(args: argparse.Namespace, config: Config) -> int:
+    auth = auth_status(config, online=not args.offline)
+    if args.json:
+        _print_json(asdict(auth))
+    else:
+        print(render_auth(auth))
+    return 0 if auth.signed_in and auth.problem is None else 1
+
+
+def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
+    checks = run_checks(config)
+    if args.json:
+        _print_json([asdict(c) for c in checks])
+    else:
+        print(render_checks(checks))
+    return 1 if any(c.status == "fail" for c in checks) else 0
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
@@ -119,7 +147,7 @@ def _demo(args: argparse.Namespace, demo: Config) -> int:
         t0 = time.perf_counter()
         result = service.search(make_request(query, limit=3))
         print(f"\n=== {query}  ({(time.perf_counter() - t0) * 1000:.0f} ms)")
-        print(render_search(result))
+        print(render_search(result, terminal=True))
     return 0
 
 
@@ -129,10 +157,11 @@ def cmd_login(args: argparse.Namespace, config: Config) -> int:
         print(f"{how} to sign in to Plaud:\n\n  {url}\n\nWaiting for the browser… "
               "(Ctrl-C to cancel)", file=sys.stderr, flush=True)
 
-    user = sign_in(config, open_browser=None if args.no_browser else webbrowser.open,
-                   announce=announce)
-    who = user.get("nickname") or user.get("email") or user.get("id")
-    print(f"Signed in to Plaud as {who} ({user.get('email', 'no email')}).")
+    if args.timeout:
+        config = replace(config, login_timeout_s=float(args.timeout))
+    account = sign_in(config, open_browser=None if args.no_browser else webbrowser.open,
+                      announce=announce)
+    print(f"Signed in to Plaud as {account}.")
     return 0
 
 
@@ -182,6 +211,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_search)
 
+    p = sub.add_parser("get", help="one recording's details and snippets")
+    p.add_argument("file_id")
+    p.add_argument("--query", help="choose snippets about this topic")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser("doctor", help="check the model, sign-in, Plaud, indexer and index")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("auth", help="the Plaud sign-in")
+    auth = p.add_subparsers(dest="auth_command", required=True)
+    a = auth.add_parser("status", help="who is signed in, until when, where the token lives")
+    a.add_argument("--offline", action="store_true", help="do not ask Plaud")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_auth_status)
+
     p = sub.add_parser("status", help="index health")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
@@ -193,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("login", help="sign in to Plaud in the browser (OAuth PKCE)")
     p.add_argument("--no-browser", action="store_true",
                    help="only print the sign-in URL (e.g. over ssh -L 8199:localhost:8199)")
+    p.add_argument("--timeout", type=int, metavar="SECONDS",
+                   help="how long to wait for the browser (default 300, or "
+                   "PLAUD_LOGIN_TIMEOUT_S)")
     p.set_defaults(func=cmd_login)
 
     p = sub.add_parser("logout", help="revoke (best effort) and delete the Plaud sign-in")

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .model_specs import POOLINGS
-from .plaud import DEFAULT_WEB_BASE, DETAIL_INTERVAL_S, PlaudSettings, plaud_settings
+from .plaud import (
+    DEFAULT_WEB_BASE,
+    DETAIL_INTERVAL_S,
+    LOGIN_TIMEOUT_S,
+    PlaudSettings,
+    plaud_settings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +35,7 @@ ENV_VARS = (
     "PLAUD_AUTH_URL", "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
     "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS", "PLAUD_EMBED_POOLING",
     "PLAUD_EMBED_QUERY_PREFIX", "PLAUD_EMBED_PASSAGE_PREFIX", "PLAUD_EMBED_MAX_TOKENS",
+    "PLAUD_LOGIN_TIMEOUT_S",
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
@@ -63,6 +70,7 @@ class Config:
     web_base: str = DEFAULT_WEB_BASE
     detail_interval_s: float = DETAIL_INTERVAL_S
     legacy_tokens: Path | None = None  # ~/.plaud/tokens-mcp.json of @plaud-ai/mcp
+    login_timeout_s: float = LOGIN_TIMEOUT_S  # how long `login` waits for the browser
 
     @property
     def index_dir(self) -> Path:
@@ -193,6 +201,8 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
         web_base=env.get("PLAUD_API_BASE") or DEFAULT_WEB_BASE,
         detail_interval_s=_detail_interval(env.get("PLAUD_DETAIL_INTERVAL_MS", "")),
         legacy_tokens=Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json",
+        login_timeout_s=float(_positive(env.get("PLAUD_LOGIN_TIMEOUT_S"),
+                                        "PLAUD_LOGIN_TIMEOUT_S") or LOGIN_TIMEOUT_S),
     )
 
 

@@ -78,6 +78,14 @@ class PlaudTransientError(SourceError):
     """Network trouble, rate limits or Plaud 5xx that outlasted the retries: try later."""
 
 
+class PlaudUnreachableError(PlaudTransientError):
+    """No answer from Plaud at all (DNS, no network, a timeout): the sign-in is fine."""
+
+
+class PlaudRateLimitedError(PlaudTransientError):
+    """Plaud kept answering 429 Too Many Requests: slow down, nothing is wrong locally."""
+
+
 class PlaudUpstreamError(SourceError):
     """Plaud answered with something that is not what the API promises (HTML, bad JSON,
     a wrong shape, a redirect): never read as "no recordings"."""

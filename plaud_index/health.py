@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from .config import format_interval
 from .models import Health
+from .progress import SyncProgress
 
 if TYPE_CHECKING:  # the shape only: this module reads no file
     from .sync_state import SyncState
@@ -22,16 +23,22 @@ def health(state: SyncState, now: float, interval_ms: int,
         flags.append(f"{writable} cannot be written (read-only disk or permissions): no sync "
                      "can be saved until it can")
     last = state.last_success
-    progress = state.progress or {}
+    progress = SyncProgress.from_state(state.progress)
     if last is None and syncing:
-        flags.append(f"first sync running: {progress.get('done', 0)} of "
-                     f"{progress.get('total', '?')} recordings")
+        flags.append("first sync running: " + (progress.describe(now) if progress else
+                                               "listing the recordings"))
+    elif last is None and progress is not None:
+        flags.append(f"the first sync stopped at {progress.done} of {progress.total} "
+                     "recordings: the index is partial until `plaud-index-mcp indexer` "
+                     "(or the next search) resumes it")
     elif last is None:
         flags.append("never synced: run `plaud-index-mcp indexer --once`")
     elif now - float(last) > 3 * interval:
         flags.append(f"stale: no successful sync for {format_interval(int(now - last) * 1000)}"
                      f" (more than 3 intervals of {format_interval(interval_ms)})")
-    if state.last_error_kind == "PlaudAuthError":
+    if state.last_error_kind == "PlaudAuthError" and state.last_error:
+        flags.append(f"sign-in: {state.last_error}")
+    elif state.last_error_kind == "PlaudAuthError":
         flags.append("auth expired: run `plaud-index-mcp login`")
     elif state.last_error and (last is None or (state.last_attempt or 0) >= float(last)):
         flags.append(f"the last sync failed: {state.last_error}")

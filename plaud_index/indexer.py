@@ -194,7 +194,8 @@ class Indexer:
     def _progress(self, started: float, done: int, total: int, committed: int,
                   counts: Counter[str]) -> SyncProgress:
         progress = SyncProgress(done=done, total=total, started=started,
-                                chunks=counts["chunks_embedded"], committed=committed)
+                                chunks=counts["chunks_embedded"], committed=committed,
+                                updated=self.clock())
         self.report_progress(progress)
         return progress
 

@@ -152,6 +152,31 @@ class RecordingInfo:
 
 
 @dataclass(frozen=True)
+class AuthStatus:
+    """``auth status``: who is signed in to Plaud, how, and whether Plaud accepts it."""
+
+    signed_in: bool
+    method: str  # "oauth" | "web token (PLAUD_API_TOKEN)" | "mock"
+    account: str | None  # "Ada (ada@example.com)", remembered at sign-in
+    api_base: str
+    token_store: str  # where the token lives
+    expires_at: str | None = None  # the access token's expiry, local time with offset
+    refreshable: bool = False  # a refresh token renews it without a browser
+    reachable: bool | None = None  # None: not checked (no network call made)
+    problem: str | None = None  # what is wrong and what to do
+
+
+@dataclass(frozen=True)
+class Check:
+    """One ``doctor`` check."""
+
+    name: str
+    status: str  # "ok" | "fail" | "warn" | "skip"
+    detail: str
+    fix: str | None = None  # what to do, for "fail" and "warn"
+
+
+@dataclass(frozen=True)
 class Health:
     ok: bool
     flags: tuple[str, ...]  # each a sentence a user can act on
@@ -180,6 +205,7 @@ class Status:
     skipped: dict[str, str]  # file_id -> why it cannot be indexed
     lock_holder: dict[str, Any] | None
     health: Health
+    auth: AuthStatus | None = None  # the sign-in, as known locally (no network call)
 
 
 @dataclass(frozen=True)

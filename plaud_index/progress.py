@@ -9,8 +9,6 @@ On a terminal the indexer also redraws one line per recording; anywhere else
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TextIO
 
@@ -26,6 +24,7 @@ class SyncProgress:
     started: float
     chunks: int = 0  # chunks embedded so far
     committed: int = 0  # recordings whose work is safely on disk
+    updated: float = 0.0  # when these numbers were taken (epoch seconds)
 
     @classmethod
     def from_state(cls, raw: dict[str, Any] | None) -> SyncProgress | None:
@@ -36,7 +35,8 @@ class SyncProgress:
             return cls(done=int(raw["done"]), total=int(raw["total"]),
                        started=float(raw.get("started", 0.0)),
                        chunks=int(raw.get("chunks", 0)),
-                       committed=int(raw.get("committed", raw["done"])))
+                       committed=int(raw.get("committed", raw["done"])),
+                       updated=float(raw.get("updated", 0.0)))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -72,13 +72,12 @@ class ProgressLine:
     """Redraws ``recordings 12/73 · 340 chunks · 0.6/s · about 2 minutes left`` in place
     on a terminal; ``finish()`` ends the line so the next log line starts clean."""
 
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self.clock = clock
         self._width = 0
 
     def __call__(self, progress: SyncProgress) -> None:
-        now = self.clock()  # the line is redrawn per recording fetched and per commit
+        now = progress.updated  # the line is redrawn per recording fetched and per commit
         eta = progress.eta_s(now)
         parts = [f"recordings {progress.done}/{progress.total}", f"{progress.chunks} chunks",
                  f"{progress.rate(now):.1f}/s"]
@@ -101,7 +100,7 @@ class LogLines:
 
     def __call__(self, progress: SyncProgress) -> None:
         if progress.committed == progress.done:
-            log.info("Indexed %s", progress.describe(time.time()))
+            log.info("Indexed %s", progress.describe(progress.updated))
 
     def finish(self) -> None:
         """Nothing to end: every line was complete."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from .models import Moment, RecordingInfo, SearchResult, Status
+from .models import AuthStatus, Check, Moment, RecordingInfo, SearchResult, Status
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -25,7 +25,12 @@ def _moment_line(moment: Moment, indent: str) -> str:
     return f'{indent}@{where}{who}: "{moment.snippet}"'
 
 
-def render_search(result: SearchResult) -> str:
+# In a terminal there is no Plaud MCP to call: point at what a person can run instead.
+TERMINAL_HINT = ("More about one recording: plaud-index-mcp get FILE_ID [--query TOPIC]; the "
+                 "full transcript is in the Plaud app.")
+
+
+def render_search(result: SearchResult, terminal: bool = False) -> str:
     index = result.index
     lines = [f'{len(result.results)} recording(s) for "{result.query}" '
              f'(index: {index.recordings} recordings, last sync {index.last_sync})']
@@ -40,16 +45,16 @@ def render_search(result: SearchResult) -> str:
     if result.note:
         lines.append(result.note)
     if result.results:
-        lines.append(f"\n{result.results[0].fetch}")
+        lines.append(f"\n{TERMINAL_HINT if terminal else result.results[0].fetch}")
     return printable("\n".join(lines))
 
 
-def render_recording(info: RecordingInfo) -> str:
+def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
     lines = [f"{info.title}  [{info.created_at[:10]}]  file_id {info.file_id}",
              f"duration {info.duration}; speakers: {', '.join(info.speakers) or '-'}; "
              f"notes: {', '.join(info.notes) or '-'}"]
     lines.extend(_moment_line(m, "  ") for m in info.snippets)
-    lines.append(info.fetch)
+    lines.append("The full transcript is in the Plaud app." if terminal else info.fetch)
     return printable("\n".join(lines))
 
 
@@ -57,6 +62,15 @@ def _local(epoch: float | None) -> str:
     if not epoch:
         return "never"
     return datetime.fromtimestamp(epoch).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+
+
+def _sign_in(auth: AuthStatus | None) -> str:
+    if auth is None:
+        return "-"
+    if not auth.signed_in:
+        return "not signed in (run `plaud-index-mcp login`)"
+    until = f", token until {auth.expires_at}" if auth.expires_at else ""
+    return f"{auth.account or 'signed in'} via {auth.method}{until}"
 
 
 def render_status(status: Status) -> str:
@@ -73,6 +87,7 @@ def render_status(status: Status) -> str:
         f"Last sync:    {_local(status.last_success)}",
         f"Last error:   {status.last_error or '-'}",
         f"Indexing now: {who}",
+        f"Plaud:        {_sign_in(status.auth)}",
         f"Daemon:       {'pid ' + str(daemon['pid']) if daemon.get('pid') else 'not running'}",
     ]
     if status.skipped:
@@ -83,4 +98,34 @@ def render_status(status: Status) -> str:
                      "Plaud")
     health = status.health
     lines.append(f"Health:       {'ok' if health.ok else '; '.join(health.flags)}")
+    return printable("\n".join(lines))
+
+
+_MARKS = {"ok": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
+
+
+def render_checks(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        lines.append(f"[{_MARKS[check.status]}] {check.name}: {check.detail}")
+        if check.fix and check.status in ("fail", "warn"):
+            lines.append(f"       fix: {check.fix}")
+    failed = sum(c.status == "fail" for c in checks)
+    lines.append("All checks passed." if not failed else f"{failed} check(s) failed.")
+    return printable("\n".join(lines))
+
+
+def render_auth(auth: AuthStatus) -> str:
+    if not auth.signed_in:
+        return printable(f"{auth.problem or 'Not signed in to Plaud.'}\n"
+                         f"Token store: {auth.token_store}\nAPI:         {auth.api_base}")
+    lines = [f"Signed in:   {auth.account or 'yes (account not recorded)'} via {auth.method}",
+             f"Token store: {auth.token_store}", f"API:         {auth.api_base}"]
+    if auth.expires_at:
+        renew = "renewed automatically" if auth.refreshable else "no refresh token: log in " \
+            "again when it expires"
+        lines.append(f"Expires:     {auth.expires_at} ({renew})")
+    if auth.reachable is not None:
+        verdict = "accepts the sign-in" if auth.problem is None else auth.problem
+        lines.append(f"Plaud:       {verdict}")
     return printable("\n".join(lines))

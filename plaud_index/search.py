@@ -245,8 +245,8 @@ def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Mo
 def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None) -> Moment:
     chunk = snapshot.chunks[row]
     focus = _speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
-    snippet, centre = make_snippet(chunk.text, terms, focus=focus)
-    line = chunk.text.count("\n", 0, centre)
+    snippet, match = make_snippet(chunk.text, terms, focus=focus)
+    line = chunk.text.count("\n", 0, match)
     start_ms = chunk.start_ms
     who = ", ".join(chunk.speakers)
     if line < len(chunk.line_ms):  # the utterance the match sits in
@@ -271,12 +271,13 @@ def _speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tu
 def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
                  focus: list[tuple[int, int]] | None = None) -> tuple[str, int]:
     """A ~``width``-character excerpt centred on the densest run of query terms, starting
-    at the beginning of the line (utterance, note paragraph) the match is in when that
-    line start is near enough, so the quote opens with the speaker the moment names.
+    at the beginning of the line (utterance, note paragraph) holding most of the run when
+    that line start is near enough, so the quote opens with the speaker the moment names.
 
-    ``focus`` limits the centre to some character ranges (a speaker's lines).
+    ``focus`` limits the match to some character ranges (a speaker's lines).
     Returns the snippet (whitespace collapsed, lines joined by " / ": turns and note
-    headings stay apart) and the offset of its centre in ``text``."""
+    headings stay apart) and the offset in ``text`` of the match it is built around (the
+    first term in the line holding most of the run; that line is the moment's utterance)."""
     def allowed(pos: int) -> bool:
         return focus is None or any(lo <= pos < hi for lo, hi in focus)
 
@@ -286,27 +287,35 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     if hits:
         best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))
         run = [h for h in hits[best:] if h - hits[best] <= reach]
-        centre = (run[0] + run[-1]) // 2
+        first, last = _densest_line(text, run), run[-1]
     elif focus:
-        centre = min(focus[0][0] + width // 2, (focus[0][0] + focus[0][1]) // 2)
+        first = last = min(focus[0][0] + width // 2, (focus[0][0] + focus[0][1]) // 2)
     else:
-        centre = min(width, len(text)) // 2
+        first = last = min(width, len(text)) // 2
     if len(text) <= width:
-        return _collapse(text), centre
+        return _collapse(text), first
+    centre = (first + last) // 2
     start = max(0, min(centre - width // 2, len(text) - width))
-    line_start = text.rfind("\n", 0, centre) + 1
-    if start < line_start or centre - line_start <= reach:
+    line_start = text.rfind("\n", 0, first) + 1
+    if start < line_start or last - line_start <= reach:
         start = line_start  # open with the matched line, not the tail of the one before
     elif start:  # do not cut a word in half
-        space = text.find(" ", start, centre)
+        space = text.find(" ", start, first)
         start = space + 1 if space >= 0 else start
     end = min(len(text), start + width)
     if end < len(text):
-        space = text.rfind(" ", centre, end)
+        space = text.rfind(" ", max(centre, last), end)
         end = space if space > 0 else end
     body = _collapse(text[start:end])
     return ("…" if start and start != line_start else "") + body + \
-        ("…" if end < len(text) else ""), centre
+        ("…" if end < len(text) else ""), first
+
+
+def _densest_line(text: str, run: list[int]) -> int:
+    """The first hit in the line (utterance) holding most of ``run``: the moment's line."""
+    lines = [text.count("\n", 0, pos) for pos in run]
+    best = max(set(lines), key=lambda line: (lines.count(line), -line))
+    return run[lines.index(best)]
 
 
 def _collapse(text: str) -> str:

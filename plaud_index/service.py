@@ -28,7 +28,7 @@ from .lock import IndexerLock, lock_holder
 from .model_files import resolve_model
 from .model_specs import model_spec
 from .models import IndexInfo, RecordingInfo, SearchResult, Status, SyncReport
-from .plaud import RecordingSource, make_source
+from .plaud import RecordingSource, auth_status, make_source
 from .progress import SyncProgress, log_commits
 from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
 from .sync_state import SyncStateStore
@@ -297,7 +297,7 @@ class SearchService:
             last_report=state.last_report, pending=state.processing,
             held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
             skipped=state.skipped,
-            lock_holder=holder,
+            lock_holder=holder, auth=auth_status(self.config),
             health=health(state, time.time(), self.config.interval_ms, _alive(daemon_pid),
                           writable=None if _writable(self.config.home) else
                           str(self.config.home), syncing=holder is not None),

@@ -52,7 +52,8 @@ def test_search_filters_from_the_command_line(mock_env: dict[str, str]) -> None:
     assert result["results"]
     assert all(r["created_at"].startswith("2026-09") for r in result["results"])
     text = cli("search", "postmortem outage", "--limit", "1", env=mock_env).stdout
-    assert "Postmortem: checkout database outage" in text and "get_transcript" in text
+    assert "Postmortem: checkout database outage" in text and "get_transcript" not in text
+    assert "plaud-index-mcp get FILE_ID" in text  # a terminal has no Plaud MCP to call
 
 
 def test_search_on_an_empty_index_runs_the_fallback_cycle(mock_env: dict[str, str]) -> None:

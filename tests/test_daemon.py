@@ -120,7 +120,7 @@ def test_dead_refresh_token_keeps_the_index_and_status_says_auth_expired(
     status = json.loads(subprocess.run(
         [sys.executable, "-m", "plaud_index", "status", "--json"], cwd=REPO, timeout=60,
         capture_output=True, text=True, env={**os.environ, **plaud_env}).stdout)
-    assert "auth expired: run `plaud-index-mcp login`" in status["health"]["flags"]
+    assert "sign-in: Plaud auth expired — run `plaud-index-mcp login`" in status["health"]["flags"]
     assert status["recordings"] == 10
 
 

@@ -232,4 +232,4 @@ def test_a_first_sync_killed_after_its_first_commit_keeps_it(tmp_path: Path) -> 
     assert snap is not None and len(snap.recordings) == 3
     assert SyncStateStore(tmp_path).read().progress == {
         "done": 3, "total": 12, "started": 1000.0, "chunks": snap.live_chunks,
-        "committed": 3}
+        "committed": 3, "updated": 1006.0}

@@ -23,7 +23,9 @@ from plaud_index.errors import (
     ConfigError,
     LoginError,
     PlaudAuthError,
+    PlaudRateLimitedError,
     PlaudTransientError,
+    PlaudUnreachableError,
     PlaudUpstreamError,
 )
 from plaud_index.plaud.api import PlaudClient
@@ -346,7 +348,24 @@ def test_429_http_date_and_plain_backoff(api: PlaudClient, fake: FakePlaud,
 
 def test_persistent_429_gives_up_for_this_cycle(api: PlaudClient, fake: FakePlaud) -> None:
     fake.faults.append(Rule(path="/files/", action="status", times=None, args={"code": 429}))
-    with pytest.raises(PlaudTransientError, match="429"):
+    with pytest.raises(PlaudRateLimitedError, match="rate-limiting.*sign-in is fine"):
+        api.list_files()
+
+
+def test_persistent_5xx_blames_plauds_side(api: PlaudClient, fake: FakePlaud) -> None:
+    fake.faults.append(Rule(path="/files/", action="status", times=None, args={"code": 503}))
+    with pytest.raises(PlaudTransientError, match="HTTP 503.*Plaud's side") as caught:
+        api.list_files()
+    assert not isinstance(caught.value, (PlaudRateLimitedError, PlaudUnreachableError))
+
+
+def test_an_unreachable_plaud_is_not_called_a_sign_in_problem(
+        settings: PlaudSettings, store: FileTokenStore, fake: FakePlaud, tmp_path: Path) -> None:
+    quick = Transport(sleep=lambda s: None)
+    signed_in(settings, store, quick, fake)
+    api = client(settings, store, quick, tmp_path, fake)
+    fake.stop()  # nothing listens on that port any more
+    with pytest.raises(PlaudUnreachableError, match="Cannot reach Plaud.*sign-in is kept"):
         api.list_files()
 
 

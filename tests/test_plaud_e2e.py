@@ -120,7 +120,17 @@ def test_login_command_with_no_browser_prints_the_url_and_signs_in(
     code = fake.requests("/platform/oauth")[0]  # the code never reached stderr
     assert all(c not in err + line for c in fake.codes)
     assert code["query"]["state"] in line  # only the URL's public parameters did
+    offline = run("auth", "status", "--offline", env=env)  # remembered, no network call
+    assert offline.returncode == 0 and "Signed in:   Tester (test@example.com) via oauth" \
+        in offline.stdout
+    assert f"Token store: {index_home / 'tokens.json'} (mode 0600)" in offline.stdout
+    status = json.loads(run("auth", "status", "--json", env=env).stdout)
+    assert status["reachable"] is True and status["problem"] is None
+    assert status["refreshable"] is True and status["expires_at"][-6] in "+-"
     logout = run("logout", env=env)
     assert logout.returncode == 0 and "Signed out" in logout.stdout
+    after = run("auth", "status", env=env)
+    assert after.returncode == 1 and "Not signed in to Plaud" in after.stdout
+    assert not (index_home / "account.json").exists()
     assert fake.requests("/users/current/revoke", "POST")
     assert default_store(index_home).load() is None

