@@ -147,8 +147,8 @@ def _bigrams(run: str, base: int, *, query: bool) -> Iterator[tuple[int, str]]:
 
 def _word_forms(piece: str, offset: int) -> Iterator[tuple[int, str]]:
     piece = piece[:MAX_TERM_CHARS]
-    if piece in STOPWORDS:
-        return
+    if piece in STOPWORDS or not any(c.isalnum() for c in piece):
+        return  # a stray combining mark with no letter under it is no word
     if _ASCII_WORD.fullmatch(piece):
         yield offset, _stem(piece)
         return

@@ -20,6 +20,7 @@ from typing import Any
 from . import __version__
 from .agent import install, plan, uninstall
 from .config import Config, interval_banner, load_config
+from .cycles import run_locked_cycle
 from .daemon import run_daemon
 from .doctor import run_checks
 from .errors import IndexBusyError, PlaudIndexError
@@ -28,7 +29,7 @@ from .progress import reporter_for
 from .redact import RedactingFilter, redact
 from .render import render_auth, render_checks, render_recording, render_search, render_status
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
-from .service import SearchService, make_embedder, run_locked_cycle
+from .service import SearchService, make_embedder
 
 log = logging.getLogger("plaud_index")
 

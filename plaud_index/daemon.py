@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 
 from .config import Config
+from .cycles import run_locked_cycle
 from .embedder import Embedder
 from .errors import IndexBusyError, PlaudIndexError
 from .progress import Reporter, log_commits
-from .service import run_locked_cycle
 from .sync_state import SyncStateStore
 
 log = logging.getLogger(__name__)

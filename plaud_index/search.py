@@ -21,11 +21,12 @@ from datetime import date
 
 import numpy as np
 
-from .analyzer import has_searchable_text, query_terms, term_spans
+from .analyzer import has_searchable_text, query_terms
 from .errors import InvalidQueryError
 from .index.postings import bm25
 from .index.snapshot import Snapshot
 from .models import Hit, Moment
+from .snippets import make_snippet, speaker_lines
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 25
@@ -41,7 +42,6 @@ CANDIDATES = 300  # chunks considered before collapsing to recordings
 # --floor-report), so 0.3 keeps a margin while removing the tail of passing mentions.
 RELEVANCE_FLOOR = 0.3
 MOMENTS = 3
-SNIPPET_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Mo
 
 def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None) -> Moment:
     chunk = snapshot.chunks[row]
-    focus = _speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
+    focus = speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
     snippet, match = make_snippet(chunk.text, terms, focus=focus)
     line = chunk.text.count("\n", 0, match)
     start_ms = chunk.start_ms
@@ -256,71 +256,6 @@ def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None =
         snippet = snippet[len(who) + 2:]
     return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
                   speaker=who, source=chunk.source, snippet=snippet)
-
-
-def _speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tuple[int, int]]:
-    """Character ranges of the lines spoken by ``wanted`` (the speaker filter)."""
-    ranges, offset = [], 0
-    for line, who in zip(text.split("\n"), speakers, strict=False):
-        if wanted.casefold() in who.casefold():
-            ranges.append((offset, offset + len(line)))
-        offset += len(line) + 1
-    return ranges
-
-
-def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
-                 focus: list[tuple[int, int]] | None = None) -> tuple[str, int]:
-    """A ~``width``-character excerpt centred on the densest run of query terms, starting
-    at the beginning of the line (utterance, note paragraph) holding most of the run when
-    that line start is near enough, so the quote opens with the speaker the moment names.
-
-    ``focus`` limits the match to some character ranges (a speaker's lines).
-    Returns the snippet (whitespace collapsed, lines joined by " / ": turns and note
-    headings stay apart) and the offset in ``text`` of the match it is built around (the
-    first term in the line holding most of the run; that line is the moment's utterance)."""
-    def allowed(pos: int) -> bool:
-        return focus is None or any(lo <= pos < hi for lo, hi in focus)
-
-    hits = list(dict.fromkeys(pos for pos, term in term_spans(text)
-                              if term in terms and allowed(pos)))
-    reach = width * 2 // 3
-    if hits:
-        best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))
-        run = [h for h in hits[best:] if h - hits[best] <= reach]
-        first, last = _densest_line(text, run), run[-1]
-    elif focus:
-        first = last = min(focus[0][0] + width // 2, (focus[0][0] + focus[0][1]) // 2)
-    else:
-        first = last = min(width, len(text)) // 2
-    if len(text) <= width:
-        return _collapse(text), first
-    centre = (first + last) // 2
-    start = max(0, min(centre - width // 2, len(text) - width))
-    line_start = text.rfind("\n", 0, first) + 1
-    if start < line_start or last - line_start <= reach:
-        start = line_start  # open with the matched line, not the tail of the one before
-    elif start:  # do not cut a word in half
-        space = text.find(" ", start, first)
-        start = space + 1 if space >= 0 else start
-    end = min(len(text), start + width)
-    if end < len(text):
-        space = text.rfind(" ", max(centre, last), end)
-        end = space if space > 0 else end
-    body = _collapse(text[start:end])
-    return ("…" if start and start != line_start else "") + body + \
-        ("…" if end < len(text) else ""), first
-
-
-def _densest_line(text: str, run: list[int]) -> int:
-    """The first hit in the line (utterance) holding most of ``run``: the moment's line."""
-    lines = [text.count("\n", 0, pos) for pos in run]
-    best = max(set(lines), key=lambda line: (lines.count(line), -line))
-    return run[lines.index(best)]
-
-
-def _collapse(text: str) -> str:
-    lines = (" ".join(line.split()) for line in text.split("\n"))
-    return " / ".join(line for line in lines if line)
 
 
 def format_clock(ms: int | None) -> str:

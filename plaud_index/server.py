@@ -24,12 +24,13 @@ from pydantic import Field, WithJsonSchema  # the SDK's schema layer (a dependen
 
 from . import __version__, lifeline
 from .config import Config
+from .cycles import BackgroundSync
 from .errors import PlaudIndexError
 from .models import RecordingInfo, SearchResult
 from .redact import redact
 from .render import render_recording, render_search
 from .search import DEFAULT_LIMIT, MAX_LIMIT, SOURCES, make_request
-from .service import BackgroundSync, SearchService
+from .service import SearchService
 
 log = logging.getLogger(__name__)
 

@@ -17,18 +17,18 @@ from pathlib import Path
 
 from .analyzer import VERSION as ANALYZER
 from .config import Config
+from .cycles import BackgroundSync, make_indexer
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
-from .errors import IndexNotReadyError, PlaudIndexError, SourceError, UnknownRecordingError
+from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
 from .health import health
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
 from .index.writer import open_writer
-from .indexer import Indexer
 from .lock import IndexerLock, lock_holder
 from .model_files import resolve_model
 from .model_specs import model_spec
-from .models import IndexInfo, RecordingInfo, SearchResult, Status, SyncReport
-from .plaud import RecordingSource, auth_status, make_source
+from .models import IndexInfo, RecordingInfo, SearchResult, Status
+from .plaud import auth_status, make_source
 from .progress import SyncProgress, log_commits
 from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
 from .sync_state import SyncStateStore
@@ -53,68 +53,6 @@ def make_embedder(config: Config) -> Embedder:
                     "or PLAUD_EMBED_MAX_TOKENS.", config.embed_model, spec.pooling,
                     spec.max_tokens)
     return OnnxEmbedder(resolve_model(config), spec=spec, threads=config.embed_threads)
-
-
-def make_indexer(config: Config, embedder: Embedder, source: RecordingSource | None = None,
-                 should_stop: Callable[[], bool] = lambda: False,
-                 progress: Callable[[SyncProgress], object] = log_commits) -> Indexer:
-    return Indexer(source or make_source(config), embedder, config.home,
-                   interval_s=config.interval_ms / 1000, should_stop=should_stop,
-                   progress=progress)
-
-
-def run_locked_cycle(config: Config, embedder: Embedder,
-                     source: RecordingSource | None = None,
-                     should_stop: Callable[[], bool] = lambda: False,
-                     progress: Callable[[SyncProgress], object] = log_commits) -> SyncReport:
-    """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it."""
-    with IndexerLock(config.lock_path):
-        return make_indexer(config, embedder, source, should_stop, progress).run_cycle()
-
-
-class BackgroundSync:
-    """The search server's first sync: one cycle on a worker thread that holds the indexer
-    lock, so a tool call answers at once with the progress instead of blocking until the
-    client gives up. ``stop()`` asks it to finish its current commit (the session ended);
-    whatever is committed stays, and the next session resumes from there."""
-
-    def __init__(self) -> None:
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._guard = threading.Lock()
-
-    def start(self, service: SearchService, source: RecordingSource) -> bool:
-        """Start unless one is running here or another process holds the lock."""
-        with self._guard:
-            if self._thread is not None and self._thread.is_alive():
-                return False
-            lock = IndexerLock(service.config.lock_path)
-            if not lock.try_acquire(role="search-first-sync"):
-                return False
-            self._thread = threading.Thread(target=self._run, args=(service, source, lock),
-                                            name="first-sync", daemon=True)
-            self._thread.start()
-            return True
-
-    def _run(self, service: SearchService, source: RecordingSource,
-             lock: IndexerLock) -> None:
-        try:
-            log.info("The index is not complete and no indexer is running: syncing in the "
-                     "background")
-            make_indexer(service.config, service.embedder, source,
-                         should_stop=self._stop.is_set).run_cycle()
-        except PlaudIndexError as exc:  # recorded in the sync state; answers say it
-            log.warning("The background sync stopped: %s", exc)
-        except Exception:  # noqa: BLE001 - a bug must not take the server down
-            log.exception("The background sync failed")
-        finally:
-            lock.release()
-
-    def stop(self, timeout_s: float) -> None:
-        self._stop.set()
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout_s)
 
 
 class SearchService:
@@ -175,7 +113,7 @@ class SearchService:
             return
         source = make_source(self.config)  # fails fast when signed out
         if self.first_sync is not None:
-            self.first_sync.start(self, source)
+            self.first_sync.start(self.config, lambda: self.embedder, source)
             return
         lock = IndexerLock(self.config.lock_path)
         if not lock.try_acquire(role="search-fallback"):

@@ -19,7 +19,8 @@ from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.indexer import content_hash, indexed_record
 from plaud_index.plaud.documents import normalize_recording
-from plaud_index.search import RELEVANCE_FLOOR, make_request, make_snippet, rank, search
+from plaud_index.search import RELEVANCE_FLOOR, make_request, rank, search
+from plaud_index.snippets import make_snippet
 
 EMBEDDER = HashEmbedder()
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 
 from plaud_index.config import Config
+from plaud_index.cycles import run_locked_cycle
 from plaud_index.embedder import HashEmbedder
 from plaud_index.search import make_request
-from plaud_index.service import SearchService, run_locked_cycle
+from plaud_index.service import SearchService
 from plaud_index.sync_state import SyncStateStore
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import zlib
 from pathlib import Path
 
@@ -34,6 +35,11 @@ from ..errors import IndexCorruptError
 from .manifest import MANIFEST, Manifest, SegmentEntry, read_manifest
 from .postings import Postings
 from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
+
+# numpy parses .npy headers with ast.literal_eval, and CPython 3.11's AST constructor is
+# not thread-safe (concurrent calls raise "SystemError: AST constructor recursion depth
+# mismatch"): readers on several threads take turns for that moment.
+_NPY_HEADERS = threading.Lock()
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +97,8 @@ def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
         raise _damaged(meta_path, f"{type(exc).__name__}: {exc}") from exc
     vec_path = directory / f"{entry.name}.vec.npy"
     try:
-        vectors = np.load(vec_path, mmap_mode="r")
+        with _NPY_HEADERS:
+            vectors = np.load(vec_path, mmap_mode="r")
     except FileNotFoundError:
         raise
     except (OSError, ValueError, EOFError) as exc:
@@ -100,7 +107,7 @@ def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
         raise _damaged(vec_path, f"{vectors.dtype} {vectors.shape} for {len(chunks)} chunks")
     kw_path = directory / f"{entry.name}.kw.npz"
     try:
-        with np.load(kw_path) as kw:
+        with _NPY_HEADERS, np.load(kw_path) as kw:
             postings = Postings(**{k: kw[k] for k in ("terms", "offsets", "rows", "tfs",
                                                        "doclen")})
         postings.check(len(chunks))
