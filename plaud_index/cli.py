@@ -11,25 +11,37 @@ import sys
 import tempfile
 import threading
 import time
-import webbrowser
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .agent import install, plan, uninstall
+from .browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
+from .cli_setup import (
+    cmd_auth_status,
+    cmd_doctor,
+    cmd_install_agent,
+    cmd_login,
+    cmd_logout,
+    cmd_uninstall_agent,
+    print_json,
+)
 from .config import Config, interval_banner, load_config
 from .cycles import run_locked_cycle
 from .daemon import run_daemon
-from .doctor import run_checks
 from .errors import IndexBusyError, PlaudIndexError
-from .plaud import auth_status, sign_in, sign_out
 from .progress import reporter_for
 from .redact import RedactingFilter, redact
-from .render import render_auth, render_checks, render_recording, render_search, render_status
+from .render import (
+    render_list,
+    render_recording,
+    render_search,
+    render_status,
+)
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
 from .service import SearchService, make_embedder
+from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 
 log = logging.getLogger("plaud_index")
 
@@ -50,10 +62,6 @@ def setup_logging(verbose: bool) -> None:
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
-
-
 def cmd_search(args: argparse.Namespace, config: Config) -> int:
     request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
                            limit=args.limit, speaker=args.speaker, source=args.source,
@@ -64,45 +72,40 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
     finally:
         progress.finish()
     if args.json:
-        _print_json(asdict(result))
+        print_json(asdict(result))
     else:
         print(render_search(result, terminal=True))
     return 0
 
 
 def cmd_get(args: argparse.Namespace, config: Config) -> int:
-    info = SearchService(config).get(args.file_id, args.query)
+    at_ms = parse_at(args.at) if args.at is not None else None
+    info = SearchService(config).get(args.file_id, args.query, at_ms, parse_window(args.window))
     if args.json:
-        _print_json(asdict(info))
+        print_json(asdict(info))
     else:
         print(render_recording(info, terminal=True))
     return 0
 
 
-def cmd_auth_status(args: argparse.Namespace, config: Config) -> int:
-    auth = auth_status(config, online=not args.offline)
+def cmd_list(args: argparse.Namespace, config: Config) -> int:
+    request = make_list_request(date_from=args.date_from, date_to=args.date_to,
+                                limit=args.limit, speaker=args.speaker, source=args.source,
+                                cursor=args.cursor)
+    listing = SearchService(config).browse(request)
     if args.json:
-        _print_json(asdict(auth))
+        print_json(asdict(listing))
     else:
-        print(render_auth(auth))
-    return 0 if auth.signed_in and auth.problem is None else 1
-
-
-def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
-    checks = run_checks(config)
-    if args.json:
-        _print_json([asdict(c) for c in checks])
-    else:
-        print(render_checks(checks))
-    return 1 if any(c.status == "fail" for c in checks) else 0
+        print(render_list(listing))
+    return 0
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     status = SearchService(config).status()
     if args.json:
-        _print_json(asdict(status))
+        print_json(asdict(status))
     else:
-        print(render_status(status))
+        print(render_status(status, config.zone))
     return 0
 
 
@@ -152,47 +155,6 @@ def _demo(args: argparse.Namespace, demo: Config) -> int:
     return 0
 
 
-def cmd_login(args: argparse.Namespace, config: Config) -> int:
-    def announce(url: str) -> None:
-        how = "Open this URL" if args.no_browser else "Your browser should open; if not, open"
-        print(f"{how} to sign in to Plaud:\n\n  {url}\n\nWaiting for the browser… "
-              "(Ctrl-C to cancel)", file=sys.stderr, flush=True)
-
-    if args.timeout:
-        config = replace(config, login_timeout_s=float(args.timeout))
-    account = sign_in(config, open_browser=None if args.no_browser else webbrowser.open,
-                      announce=announce)
-    print(f"Signed in to Plaud as {account}.")
-    return 0
-
-
-def cmd_logout(args: argparse.Namespace, config: Config) -> int:
-    print("Signed out of Plaud; local tokens deleted." if sign_out(config)
-          else "Not signed in.")
-    return 0
-
-
-def cmd_install_agent(args: argparse.Namespace, config: Config) -> int:
-    agent = plan()
-    if args.print:
-        print(f"# would write {agent.path}\n{agent.content}")
-        for argv in agent.load:
-            print(f"# then run: {' '.join(argv)}")
-        return 0
-    for command in install(agent):
-        print(f"ran: {command}")
-    print(f"Installed {agent.path}: the indexer now runs in the background and at login.")
-    return 0
-
-
-def cmd_uninstall_agent(args: argparse.Namespace, config: Config) -> int:
-    agent = plan()
-    for command in uninstall(agent):
-        print(f"ran: {command}")
-    print(f"Removed {agent.path}.")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plaud-index-mcp", description=(
         "Private, local semantic search over your Plaud recordings. Without a subcommand, "
@@ -215,8 +177,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("get", help="one recording's details and snippets")
     p.add_argument("file_id")
     p.add_argument("--query", help="choose snippets about this topic")
+    p.add_argument("--at", metavar="HH:MM:SS", help="show what was said around this time")
+    p.add_argument("--window", type=int, metavar="SECONDS",
+                   help=f"before and after --at (default {DEFAULT_WINDOW_S})")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser("list", help="recordings newest first, by local date")
+    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD")
+    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIST_LIMIT,
+                   help=f"1..{MAX_LIST_LIMIT}")
+    p.add_argument("--speaker")
+    p.add_argument("--source", choices=SOURCES, default="any")
+    p.add_argument("--cursor", help="next_cursor of the previous page")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("doctor", help="check the model, sign-in, Plaud, indexer and index")
     p.add_argument("--json", action="store_true")

@@ -13,8 +13,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
+from .clock import UTC, UserZone, zone_named
 from .model_specs import POOLINGS
 from .plaud import (
     DEFAULT_WEB_BASE,
@@ -35,7 +37,7 @@ ENV_VARS = (
     "PLAUD_AUTH_URL", "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
     "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS", "PLAUD_EMBED_POOLING",
     "PLAUD_EMBED_QUERY_PREFIX", "PLAUD_EMBED_PASSAGE_PREFIX", "PLAUD_EMBED_MAX_TOKENS",
-    "PLAUD_LOGIN_TIMEOUT_S",
+    "PLAUD_LOGIN_TIMEOUT_S", "PLAUD_TIMEZONE",
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
@@ -71,6 +73,7 @@ class Config:
     detail_interval_s: float = DETAIL_INTERVAL_S
     legacy_tokens: Path | None = None  # ~/.plaud/tokens-mcp.json of @plaud-ai/mcp
     login_timeout_s: float = LOGIN_TIMEOUT_S  # how long `login` waits for the browser
+    zone: UserZone = UTC  # the user's time zone: displayed times, local days in filters
 
     @property
     def index_dir(self) -> Path:
@@ -178,7 +181,9 @@ def default_home(env: Mapping[str, str]) -> Path:
 def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
     home = default_home(env)
     label = str(home / "config.json")
-    interval_ms, source = resolve_interval(env, parse_config_file(config_text, label), label)
+    file_values = parse_config_file(config_text, label)
+    interval_ms, source = resolve_interval(env, file_values, label)
+    zone_setting = env.get("PLAUD_TIMEZONE") or file_values.get("timezone")
     threads = env.get("PLAUD_EMBED_THREADS", "").strip()
     return Config(
         home=home,
@@ -203,6 +208,8 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
         legacy_tokens=Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json",
         login_timeout_s=float(_positive(env.get("PLAUD_LOGIN_TIMEOUT_S"),
                                         "PLAUD_LOGIN_TIMEOUT_S") or LOGIN_TIMEOUT_S),
+        zone=resolve_zone(zone_setting if isinstance(zone_setting, str) else None, env,
+                          "PLAUD_TIMEZONE" if env.get("PLAUD_TIMEZONE") else label),
     )
 
 
@@ -227,6 +234,38 @@ def _positive(raw: str | None, name: str) -> int | None:
 def _detail_interval(raw: str) -> float:
     raw = raw.strip()
     return int(raw) / 1000 if raw.isdigit() else DETAIL_INTERVAL_S
+
+
+def system_zone(env: Mapping[str, str], localtime: Path = Path("/etc/localtime")
+                ) -> UserZone:
+    """The system's zone by name where it has one (``TZ``, the /etc/localtime link),
+    else the fixed offset the C library reports now."""
+    tz_name = env.get("TZ", "")
+    if tz_name and (tz := zone_named(tz_name)) is not None:
+        return UserZone(tz_name.strip().lstrip(":"), tz)
+    try:
+        target = os.readlink(localtime)
+    except OSError:
+        target = ""
+    if "zoneinfo/" in target:
+        name = target.split("zoneinfo/", 1)[1]
+        if (tz := zone_named(name)) is not None:
+            return UserZone(name, tz)
+    now = datetime.now().astimezone()
+    fixed = now.tzinfo or timezone.utc
+    return UserZone(now.tzname() or "local", fixed)
+
+
+def resolve_zone(setting: str | None, env: Mapping[str, str], label: str) -> UserZone:
+    """The zone named by ``setting`` (from ``label``), or the system's when it is unset or
+    names no zone this machine knows (a warning says so)."""
+    if setting:
+        tz = zone_named(setting)
+        if tz is not None:
+            return UserZone(setting.strip(), tz)
+        log.warning("Ignoring unknown time zone %r in %s (use an IANA name such as "
+                    "Europe/Berlin); using the system's", setting, label)
+    return system_zone(env)
 
 
 def passthrough_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -102,17 +102,29 @@ class Moment:
 
 
 @dataclass(frozen=True)
+class Today:
+    """The user's clock, in every answer, so a model resolves "yesterday" in their zone."""
+
+    date: str  # YYYY-MM-DD, local
+    weekday: str  # "Thursday"
+    timezone: str  # "America/New_York"
+    utc_offset: str  # "-05:00" now
+    now: str  # ISO-8601 local time with offset
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked recording in a search result."""
 
     file_id: str
     title: str
-    created_at: str
+    created_at: str  # local time with offset (the user's zone)
     score: float
     snippet: str
     moments: tuple[Moment, ...] = ()
     fetch: str = ""  # how to get the full text
     similarity: float | None = None  # cosine of its closest passage (None: keyword only)
+    created_at_utc: str = ""  # the same instant in UTC
 
 
 @dataclass(frozen=True)
@@ -133,15 +145,40 @@ class SearchResult:
     results: tuple[Hit, ...]
     index: IndexInfo
     note: str | None = None  # said plainly when nothing matches, or nothing matches well
+    today: Today | None = None
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """One utterance of a transcript window."""
+
+    start: str  # hh:mm:ss from the recording start
+    start_ms: int
+    speaker: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Around:
+    """``plaud_get(at=…)``: the utterances around one moment, as the index stores them."""
+
+    at: str  # hh:mm:ss asked for
+    at_ms: int
+    from_ms: int  # the window asked for, clipped to the recording
+    to_ms: int
+    utterances: tuple[Spoken, ...]
+    truncated: bool  # the character cap cut utterances at the window's far ends
+    max_chars: int  # that cap
 
 
 @dataclass(frozen=True)
 class RecordingInfo:
-    """``plaud_get``: one recording's metadata and a few snippets."""
+    """``plaud_get``: one recording's metadata and a few snippets, or the conversation
+    around a moment (``around``)."""
 
     file_id: str
     title: str
-    created_at: str
+    created_at: str  # local time with offset
     duration: str
     duration_ms: int
     speakers: tuple[str, ...]
@@ -149,6 +186,35 @@ class RecordingInfo:
     chunks: int
     snippets: tuple[Moment, ...]
     fetch: str
+    created_at_utc: str = ""
+    around: Around | None = None
+    today: Today | None = None
+
+
+@dataclass(frozen=True)
+class ListedRecording:
+    """One row of ``plaud_list``."""
+
+    file_id: str
+    title: str
+    created_at: str  # local time with offset
+    created_at_utc: str
+    duration: str
+    duration_ms: int
+    speakers: tuple[str, ...]
+    notes: tuple[str, ...]  # note titles
+    summary: str | None  # the first lines of the summary note, when there is one
+
+
+@dataclass(frozen=True)
+class RecordingList:
+    """``plaud_list``: recordings newest first, one page."""
+
+    recordings: tuple[ListedRecording, ...]
+    matched: int  # recordings matching the filters, all pages
+    next_cursor: str | None  # pass it back for the next page; None on the last
+    index: IndexInfo
+    today: Today | None = None
 
 
 @dataclass(frozen=True)

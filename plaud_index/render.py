@@ -7,9 +7,20 @@ text, and an ESC or BEL in one must not reach a terminal as a control sequence.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 
-from .models import AuthStatus, Check, Moment, RecordingInfo, SearchResult, Status
+from .clock import UserZone
+from .models import (
+    Around,
+    AuthStatus,
+    Check,
+    Moment,
+    RecordingInfo,
+    RecordingList,
+    SearchResult,
+    Status,
+    Today,
+)
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -26,20 +37,29 @@ def _moment_line(moment: Moment, indent: str) -> str:
 
 
 # In a terminal there is no Plaud MCP to call: point at what a person can run instead.
-TERMINAL_HINT = ("More about one recording: plaud-index-mcp get FILE_ID [--query TOPIC]; the "
-                 "full transcript is in the Plaud app.")
+TERMINAL_HINT = ("More about one recording: plaud-index-mcp get FILE_ID [--query TOPIC | --at "
+                 "hh:mm:ss]; the full transcript is in the Plaud app.")
+
+
+def _when(iso: str) -> str:
+    """``2026-07-08 21:30 -04:00`` from a local ISO time with offset."""
+    return f"{iso[:10]} {iso[11:16]} {iso[-6:]}" if len(iso) >= 25 else iso[:16]
+
+
+def _today(today: Today | None) -> list[str]:
+    if today is None:
+        return []
+    return [f"Today is {today.weekday} {today.date} ({today.timezone}, UTC{today.utc_offset});"
+            " times below are local."]
 
 
 def render_search(result: SearchResult, terminal: bool = False) -> str:
     index = result.index
     lines = [f'{len(result.results)} recording(s) for "{result.query}" '
              f'(index: {index.recordings} recordings, last sync {index.last_sync})']
-    if not index.complete:
-        lines.append(f"PARTIAL INDEX: the first sync is not finished ({index.progress or 'stopped'}"
-                     "); recordings not yet indexed cannot appear. Ask again later for a "
-                     "complete answer.")
+    lines += _today(result.today) + _partial(index.complete, index.progress)
     for rank, hit in enumerate(result.results, 1):
-        lines.append(f"\n{rank}. {hit.title}  [{hit.created_at[:10]}]  "
+        lines.append(f"\n{rank}. {hit.title}  [{_when(hit.created_at)}]  "
                      f"score {hit.score:.3f}  file_id {hit.file_id}")
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
     if result.note:
@@ -49,19 +69,66 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
     return printable("\n".join(lines))
 
 
+def _partial(complete: bool, progress: str | None) -> list[str]:
+    if complete:
+        return []
+    return [f"PARTIAL INDEX: the first sync is not finished ({progress or 'stopped'}); "
+            "recordings not yet indexed cannot appear. Ask again later for a complete answer."]
+
+
 def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
-    lines = [f"{info.title}  [{info.created_at[:10]}]  file_id {info.file_id}",
+    lines = [f"{info.title}  [{_when(info.created_at)}]  file_id {info.file_id}",
              f"duration {info.duration}; speakers: {', '.join(info.speakers) or '-'}; "
              f"notes: {', '.join(info.notes) or '-'}"]
     lines.extend(_moment_line(m, "  ") for m in info.snippets)
+    if info.around is not None:
+        lines.extend(_around(info.around))
     lines.append("The full transcript is in the Plaud app." if terminal else info.fetch)
     return printable("\n".join(lines))
 
 
-def _local(epoch: float | None) -> str:
+def _around(window: Around) -> list[str]:
+    lines = [f"Around {window.at} ({_clock(window.from_ms)}–{_clock(window.to_ms)}):"]
+    lines += [f"  [{s.start}] {s.speaker or '?'}: {s.text}" for s in window.utterances]
+    if window.truncated:
+        lines.append(f"  (cut to {window.max_chars} characters nearest {window.at}; ask with a "
+                     "smaller window or another at for the rest)")
+    return lines
+
+
+def _clock(ms: int) -> str:
+    seconds = ms // 1000
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def render_list(listing: RecordingList) -> str:
+    index = listing.index
+    lines = [f"{len(listing.recordings)} of {listing.matched} recording(s), newest first "
+             f"(index: {index.recordings} recordings, last sync {index.last_sync})"]
+    lines += _today(listing.today) + _partial(index.complete, index.progress)
+    for rec in listing.recordings:
+        lines.append(f"\n- {rec.title}  [{_when(rec.created_at)}]  {rec.duration}  "
+                     f"file_id {rec.file_id}")
+        lines.append(f"  speakers: {', '.join(rec.speakers) or '-'}; notes: "
+                     f"{', '.join(rec.notes) or '-'}")
+        if rec.summary:
+            lines.append(f"  summary: {rec.summary}")
+    if listing.next_cursor:
+        lines.append(f"\nMore: pass cursor={listing.next_cursor} for the next page.")
+    return printable("\n".join(lines))
+
+
+def _local(epoch: float | None, zone: UserZone) -> str:
     if not epoch:
         return "never"
-    return datetime.fromtimestamp(epoch).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+    return zone.local(datetime.fromtimestamp(epoch, timezone.utc)).strftime(
+        "%Y-%m-%d %H:%M:%S %z")
+
+
+def _local_iso(iso: str | None, zone: UserZone) -> str:
+    if not iso:
+        return "never"
+    return _local(datetime.fromisoformat(iso).timestamp(), zone)
 
 
 def _sign_in(auth: AuthStatus | None) -> str:
@@ -73,18 +140,20 @@ def _sign_in(auth: AuthStatus | None) -> str:
     return f"{auth.account or 'signed in'} via {auth.method}{until}"
 
 
-def render_status(status: Status) -> str:
+def render_status(status: Status, zone: UserZone) -> str:
+    """Every time in ``zone``, which the first line names."""
     model = status.model or {}
     holder = status.lock_holder
     who = f"pid {holder.get('pid')} ({holder.get('role')})" if holder else "no"
     daemon = status.daemon or {}
     lines = [
+        f"Times:        {zone.name}",
         f"Index:        {status.index}",
         f"Recordings:   {status.recordings}   chunks: {status.chunks}",
         f"Model:        {model['id']}  ({str(model.get('sha256', ''))[:12]})" if model
         else "Model:        - (no index yet)",
-        f"Last commit:  {status.last_commit or 'never'}",
-        f"Last sync:    {_local(status.last_success)}",
+        f"Last commit:  {_local_iso(status.last_commit, zone)}",
+        f"Last sync:    {_local(status.last_success, zone)}",
         f"Last error:   {status.last_error or '-'}",
         f"Indexing now: {who}",
         f"Plaud:        {_sign_in(status.auth)}",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timezone, tzinfo
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class SearchRequest:
     source: str = "any"
     mode: str = "hybrid"
     file_id: str | None = None  # restrict to one recording (plaud_get's snippets)
+    zone: tzinfo = timezone.utc  # whose calendar days date_from / date_to are
 
 
 def echo(value: object, limit: int = 60) -> str:
@@ -65,7 +66,7 @@ def echo(value: object, limit: int = 60) -> str:
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def _parse_date(value: object, name: str) -> date | None:
+def parse_day(value: object, name: str) -> date | None:
     if value is None or value == "":
         return None
     if isinstance(value, date):
@@ -98,7 +99,7 @@ def make_request(query: object, *, date_from: object = None, date_to: object = N
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got "
                                 f"{echo(limit)}")
-    start, end = _parse_date(date_from, "date_from"), _parse_date(date_to, "date_to")
+    start, end = parse_day(date_from, "date_from"), parse_day(date_to, "date_to")
     if start and end and start > end:
         raise InvalidQueryError(f"date_from {start} is after date_to {end}")
     if not isinstance(source, str) or source not in SOURCES:
@@ -120,7 +121,8 @@ def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
     if request.date_from or request.date_to:
         lo = request.date_from or date.min
         hi = request.date_to or date.max
-        ok = np.array([lo <= r.created.date() <= hi for r in snapshot.recordings] + [False])
+        ok = np.array([lo <= r.created.astimezone(request.zone).date() <= hi
+                       for r in snapshot.recordings] + [False])
         mask &= ok[snapshot.row_recording]  # -1 (dead) indexes the trailing False
     if request.source != "any":
         mask &= np.array([c.source == request.source for c in snapshot.chunks], dtype=bool)

@@ -13,9 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .analyzer import VERSION as ANALYZER
+from .browse import ListRequest, list_recordings, summary_of
+from .clock import stamps, today
 from .config import Config
 from .cycles import BackgroundSync, make_indexer
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
@@ -27,16 +30,27 @@ from .index.writer import open_writer
 from .lock import IndexerLock, lock_holder
 from .model_files import resolve_model
 from .model_specs import model_spec
-from .models import IndexInfo, RecordingInfo, SearchResult, Status
+from .models import (
+    Hit,
+    IndexInfo,
+    ListedRecording,
+    RecordingInfo,
+    RecordingList,
+    SearchResult,
+    Status,
+    Today,
+)
 from .plaud import auth_status, make_source
 from .progress import SyncProgress, log_commits
 from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
 from .sync_state import SyncStateStore
+from .transcript import DEFAULT_WINDOW_S, around
 
 log = logging.getLogger(__name__)
 
-FETCH_HINT = ("Full text: call Plaud's MCP get_transcript / get_note / get_file with this "
-              "file_id.")
+FETCH_HINT = ("The conversation around a moment: plaud_get with this file_id and at=<the "
+              "moment's start>. Full text: Plaud's MCP get_transcript / get_note / get_file "
+              "with this file_id.")
 
 
 def make_embedder(config: Config) -> Embedder:
@@ -163,9 +177,31 @@ class SearchService:
 
     def search(self, request: SearchRequest) -> SearchResult:
         snap = self.ready_snapshot()
-        ranking = self._rank(snap, request)
-        return SearchResult(request.query, tuple(ranking.hits), self.freshness(snap),
-                            self._match_note(ranking))
+        ranking = self._rank(snap, replace(request, zone=self.config.zone.tz))
+        hits = tuple(self._local_hit(hit) for hit in ranking.hits)
+        return SearchResult(request.query, hits, self.freshness(snap),
+                            self._match_note(ranking), self.today())
+
+    def today(self) -> Today:
+        return today(self.config.zone, datetime.now(timezone.utc))
+
+    def _local_hit(self, hit: Hit) -> Hit:
+        local, utc = stamps(self.config.zone, hit.created_at)
+        return replace(hit, created_at=local, created_at_utc=utc)
+
+    def browse(self, request: ListRequest) -> RecordingList:
+        """Recordings newest first in the user's local days, one page."""
+        snap = self.ready_snapshot()
+        page, matched, cursor = list_recordings(snap, replace(request,
+                                                              zone=self.config.zone.tz))
+        rows = []
+        for rec in page:
+            local, utc = stamps(self.config.zone, rec.created_at)
+            rows.append(ListedRecording(
+                file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
+                duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
+                speakers=rec.speakers, notes=rec.note_titles, summary=summary_of(snap, rec)))
+        return RecordingList(tuple(rows), matched, cursor, self.freshness(snap), self.today())
 
     def _match_note(self, ranking: Ranking) -> str | None:
         if not ranking.hits:
@@ -177,24 +213,29 @@ class SearchService:
                     "only the nearest recordings; the topic may never have come up.")
         return None
 
-    def get(self, file_id: str, query: str | None = None) -> RecordingInfo:
-        """One recording's metadata and a few snippets (on ``query`` if given)."""
+    def get(self, file_id: str, query: str | None = None, at_ms: int | None = None,
+            window_ms: int = DEFAULT_WINDOW_S * 1000) -> RecordingInfo:
+        """One recording's metadata and a few snippets (on ``query`` if given), or with
+        ``at_ms`` the utterances around that moment."""
         snap = self.ready_snapshot()
         index = snap.by_id.get(file_id.strip())
         if index is None:
             raise UnknownRecordingError(f"No recording with file_id {echo(file_id)} is in the "
-                                        "index; use plaud_search to find file ids.")
+                                        "index; use plaud_search or plaud_list to find file "
+                                        "ids.")
         rec = snap.recordings[index]
-        moments = overview(snap, rec.file_id)
-        if query and query.strip():
+        window = around(snap, rec.file_id, at_ms, window_ms) if at_ms is not None else None
+        moments = overview(snap, rec.file_id) if window is None else ()
+        if query and query.strip() and window is None:
             request = replace(make_request(query), file_id=rec.file_id, limit=1)
             hits = self._rank(snap, request).hits
             moments = hits[0].moments if hits else moments
+        local, utc = stamps(self.config.zone, rec.created_at)
         return RecordingInfo(
-            file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
+            file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
             duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
             speakers=rec.speakers, notes=rec.note_titles, chunks=rec.chunk_count,
-            snippets=moments, fetch=FETCH_HINT)
+            snippets=moments, fetch=FETCH_HINT, around=window, today=self.today())
 
     def _rank(self, snap: Snapshot, request: SearchRequest) -> Ranking:
         vector = None
@@ -213,7 +254,8 @@ class SearchService:
         progress = SyncProgress.from_state(state.progress)
         return IndexInfo(recordings=len(snap.recordings) if snap else 0,
                          chunks=snap.live_chunks if snap else 0,
-                         last_sync=snap.manifest.updated_at if snap else None,
+                         last_sync=stamps(self.config.zone, snap.manifest.updated_at)[0]
+                         if snap and snap.manifest.updated_at else None,
                          last_error=state.last_error, complete=state.complete,
                          progress=progress.describe(time.time()) if progress and
                          not state.complete else None)

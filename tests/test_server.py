@@ -80,7 +80,7 @@ async def error_of(session: ClientSession, tool: str, **arguments: Any) -> str:
 async def test_tools_list_schemas_and_annotations(home: Path) -> None:
     async with connect(home) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == {"plaud_search", "plaud_get"}
+    assert set(tools) == {"plaud_search", "plaud_list", "plaud_get"}
     for tool in tools.values():
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint and tool.annotations.open_world_hint is False

@@ -8,7 +8,7 @@ recording, so filters and per-recording collapse are numpy operations.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,7 +65,9 @@ class IndexedRecording:
 
     @property
     def created(self) -> datetime:
-        return datetime.fromisoformat(self.created_at)
+        """The creation instant, always timezone-aware (UTC when the text has no offset)."""
+        created = datetime.fromisoformat(self.created_at)
+        return created if created.tzinfo else created.replace(tzinfo=timezone.utc)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "speakers": list(self.speakers),

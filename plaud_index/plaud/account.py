@@ -98,7 +98,7 @@ def auth_status(config: Config, online: bool = False) -> AuthStatus:
     if tokens is None:
         return AuthStatus(signed_in=False, method="oauth", account=None, api_base=base,
                           token_store=store.where, problem=PlaudAuthError.SIGNED_OUT)
-    expires = datetime.fromtimestamp(tokens.expires_at / 1000, timezone.utc).astimezone()
+    expires = config.zone.local(datetime.fromtimestamp(tokens.expires_at / 1000, timezone.utc))
     status = AuthStatus(signed_in=True, method="oauth", account=_remembered(config),
                         api_base=base, token_store=store.where,
                         expires_at=expires.isoformat(timespec="seconds"),

@@ -1,0 +1,127 @@
+"""Browsing by date: recordings newest first, filtered and paged. Pure.
+
+Pages are keyset-paged: the cursor names the last recording shown (its UTC
+instant and file id), so a commit between two pages neither repeats nor skips
+a recording that was already there. Days are the user's local calendar days.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from datetime import date, datetime, timezone, tzinfo
+
+import numpy as np
+
+from .errors import InvalidQueryError
+from .index.snapshot import IndexedRecording, Snapshot
+from .search import SOURCES, echo, parse_day
+
+DEFAULT_LIST_LIMIT = 20
+MAX_LIST_LIMIT = 50
+SUMMARY_CHARS = 300
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    date_from: date | None = None
+    date_to: date | None = None
+    limit: int = DEFAULT_LIST_LIMIT
+    speaker: str | None = None
+    source: str = "any"
+    after: tuple[str, str] | None = None  # (created_at UTC ISO, file_id) of the last shown
+    zone: tzinfo = timezone.utc
+
+
+def make_list_request(*, date_from: object = None, date_to: object = None,
+                      limit: object = DEFAULT_LIST_LIMIT, speaker: object = None,
+                      source: object = "any", cursor: object = None) -> ListRequest:
+    """Validate ``plaud_list`` arguments as sent; each problem an ``InvalidQueryError``."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or \
+            not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got "
+                                f"{echo(limit)}")
+    start, end = parse_day(date_from, "date_from"), parse_day(date_to, "date_to")
+    if start and end and start > end:
+        raise InvalidQueryError(f"date_from {start} is after date_to {end}")
+    if not isinstance(source, str) or source not in SOURCES:
+        raise InvalidQueryError(f"source must be one of {', '.join(SOURCES)}, got "
+                                f"{echo(source)}")
+    if speaker is not None and not isinstance(speaker, str):
+        raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
+    return ListRequest(start, end, limit, (speaker or "").strip()[:200] or None, source,
+                       decode_cursor(cursor))
+
+
+def encode_cursor(record: IndexedRecording) -> str:
+    raw = f"{_utc(record).isoformat()}|{record.file_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: object) -> tuple[str, str] | None:
+    if cursor is None or cursor == "":
+        return None
+    try:
+        if not isinstance(cursor, str) or len(cursor) > 1000:
+            raise ValueError(cursor)
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        instant, file_id = raw.split("|", 1)
+        datetime.fromisoformat(instant)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidQueryError(f"cursor {echo(cursor)} is not one plaud_list returned; "
+                                "leave it out to start from the newest") from None
+    return instant, file_id
+
+
+def _utc(record: IndexedRecording) -> datetime:
+    return record.created.astimezone(timezone.utc)
+
+
+def _wanted(record: IndexedRecording, request: ListRequest) -> bool:
+    day = _utc(record).astimezone(request.zone).date()
+    if (request.date_from and day < request.date_from) or \
+            (request.date_to and day > request.date_to):
+        return False
+    if request.speaker and not any(request.speaker.casefold() in s.casefold()
+                                   for s in record.speakers):
+        return False
+    if request.source == "notes" and not record.note_titles:
+        return False
+    return not (request.source == "transcript" and not record.speakers and
+                record.duration_ms == 0)
+
+
+def list_recordings(snapshot: Snapshot, request: ListRequest
+                    ) -> tuple[list[IndexedRecording], int, str | None]:
+    """One page newest first, how many match in all, and the next page's cursor."""
+    matching = sorted((r for r in snapshot.recordings if _wanted(r, request)),
+                      key=lambda r: (_utc(r), r.file_id), reverse=True)
+    start = 0
+    if request.after is not None:
+        instant, file_id = request.after
+        key = (datetime.fromisoformat(instant), file_id)
+        start = next((i for i, r in enumerate(matching) if (_utc(r), r.file_id) < key),
+                     len(matching))
+    page = matching[start:start + request.limit]
+    more = start + len(page) < len(matching)
+    return page, len(matching), encode_cursor(page[-1]) if page and more else None
+
+
+def summary_of(snapshot: Snapshot, record: IndexedRecording,
+               chars: int = SUMMARY_CHARS) -> str | None:
+    """The opening of the recording's first note (Plaud's summary comes first), without
+    its heading lines, cut at a word near ``chars``."""
+    index = snapshot.by_id[record.file_id]
+    rows = np.flatnonzero((snapshot.row_recording == index) & snapshot.live)
+    notes = [snapshot.chunks[r] for r in rows if snapshot.chunks[r].source == "notes"]
+    if not notes:
+        return None
+    title = record.note_titles[0] if record.note_titles else ""
+    lines = [line for line in notes[0].text.split("\n")
+             if not title or (line != title and not line.startswith(f"{title} > "))]
+    body = " ".join(" ".join(lines).split())
+    if len(body) <= chars:
+        return body
+    cut = body.rfind(" ", 0, chars)
+    return body[:cut if cut > chars // 2 else chars] + "…"
