@@ -20,6 +20,7 @@ from . import __version__
 from .browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
 from .cli_setup import (
     cmd_auth_status,
+    cmd_config,
     cmd_doctor,
     cmd_install_agent,
     cmd_login,
@@ -27,6 +28,7 @@ from .cli_setup import (
     cmd_uninstall_agent,
     print_json,
 )
+from .client_config import CLIENTS
 from .config import Config, interval_banner, load_config
 from .cycles import run_locked_cycle
 from .daemon import run_daemon
@@ -230,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("uninstall-agent", help="stop and remove the indexer agent")
     p.set_defaults(func=cmd_uninstall_agent)
+
+    p = sub.add_parser("config", help="the MCP client config that starts this server")
+    p.add_argument("client", choices=CLIENTS)
+    p.add_argument("--install", action="store_true",
+                   help="merge it into the client's config file (backed up first)")
+    p.set_defaults(func=cmd_config)
 
     p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
     p.add_argument("queries", nargs="*")

@@ -1,15 +1,19 @@
-"""The set-up commands: sign-in, ``auth status``, ``doctor``, the background agent."""
+"""The set-up commands: sign-in, ``auth status``, ``doctor``, the agent, client configs."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import webbrowser
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 from .agent import install, plan, uninstall
+from .client_config import SERVER, config_path, snippet, this_launch
+from .client_config import install as install_client
 from .config import Config
 from .doctor import run_checks
 from .plaud import auth_status, sign_in, sign_out
@@ -76,4 +80,19 @@ def cmd_uninstall_agent(args: argparse.Namespace, config: Config) -> int:
     for command in uninstall(agent):
         print(f"ran: {command}")
     print(f"Removed {agent.path}.")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace, config: Config) -> int:
+    launch = this_launch()
+    if not args.install:
+        print(snippet(args.client, launch))
+        return 0
+    path = config_path(args.client, Path.home(), os.environ, Path.cwd())
+    done = install_client(args.client, launch, path)
+    if not done.changed:
+        print(f"{path} already starts {SERVER} this way; nothing changed.")
+    else:
+        saved = f" (the old file is saved as {done.backup})" if done.backup else ""
+        print(f"Added {SERVER} to {path}{saved}. Restart {args.client} to load it.")
     return 0

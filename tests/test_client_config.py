@@ -1,0 +1,168 @@
+"""config <client> [--install]: snippets, and merges into real-format client config files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from plaud_index.client_config import (
+    Launch,
+    config_path,
+    install,
+    merge_toml,
+    snippet,
+    this_launch,
+)
+from plaud_index.errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+UVX = Launch("uvx", ("plaud-index-mcp",))
+
+CLAUDE_DESKTOP = {
+    "mcpServers": {
+        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem",
+                                                  "/Users/me/Desktop"]},
+        "plaud": {"command": "npx", "args": ["-y", "@plaud-ai/mcp"]},
+    },
+    "globalShortcut": "Ctrl+Space",
+}
+CODEX = '''model = "o4-mini"
+approval_policy = "on-request"
+
+[mcp_servers.github]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github"]
+env = { "GITHUB_TOKEN" = "x" }
+
+[profiles.fast]
+model = "gpt-5-mini"
+'''
+
+
+def test_the_launch_is_uvx_from_uvs_cache_and_the_script_path_otherwise(tmp_path: Path) -> None:
+    cache = "/Users/me/.cache/uv/archive-v0/Xk2/lib"
+    assert this_launch(prefix=cache) == UVX
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "plaud-index-mcp").write_text("#!/bin/sh\n")
+    assert this_launch(prefix=str(tmp_path)) == Launch(str(tmp_path / "bin" / "plaud-index-mcp"))
+    assert this_launch(prefix="/nowhere", executable="/py") == Launch("/py", ("-m", "plaud_index"))
+
+
+def test_snippets_for_every_client() -> None:
+    assert json.loads(snippet("claude-desktop", UVX)) == {
+        "mcpServers": {"plaud-index": {"command": "uvx", "args": ["plaud-index-mcp"]}}}
+    assert json.loads(snippet("vscode", UVX))["servers"]["plaud-index"]["type"] == "stdio"
+    assert tomllib.loads(snippet("codex", UVX))["mcp_servers"]["plaud-index"] == {
+        "command": "uvx", "args": ["plaud-index-mcp"]}
+    assert snippet("claude-code", UVX) == \
+        "claude mcp add --scope user plaud-index -- uvx plaud-index-mcp"
+    assert snippet("claude-code", Launch("/Apps/My Tools/plaud-index-mcp")).endswith(
+        "-- '/Apps/My Tools/plaud-index-mcp'")
+
+
+def test_install_into_claude_desktop_keeps_other_servers_backs_up_and_is_idempotent(
+        tmp_path: Path) -> None:
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(json.dumps(CLAUDE_DESKTOP, indent=2))
+    os.chmod(path, 0o640)
+    first = install("claude-desktop", UVX, path, clock=lambda: 1_800_000_000)
+    data = json.loads(path.read_text())
+    assert data["mcpServers"]["plaud-index"] == {"command": "uvx", "args": ["plaud-index-mcp"]}
+    assert {k: v for k, v in data["mcpServers"].items() if k != "plaud-index"} == \
+        CLAUDE_DESKTOP["mcpServers"]
+    assert data["globalShortcut"] == "Ctrl+Space"
+    assert first.changed and first.backup is not None
+    assert json.loads(first.backup.read_text()) == CLAUDE_DESKTOP
+    assert path.stat().st_mode & 0o777 == 0o640  # the user's permissions stay
+    again = install("claude-desktop", UVX, path)
+    assert not again.changed and again.backup is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [path.name, first.backup.name])
+
+
+def test_install_replaces_our_own_old_entry_only(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    old = {"mcpServers": {"plaud-index": {"command": "/old/venv/bin/plaud-index-mcp"},
+                          "other": {"command": "x"}}}
+    path.write_text(json.dumps(old))
+    install("cursor", UVX, path)
+    servers = json.loads(path.read_text())["mcpServers"]
+    assert servers == {"plaud-index": {"command": "uvx", "args": ["plaud-index-mcp"]},
+                       "other": {"command": "x"}}
+
+
+def test_install_into_a_missing_file_creates_it(tmp_path: Path) -> None:
+    path = tmp_path / ".vscode" / "mcp.json"
+    done = install("vscode", UVX, path)
+    assert done.changed and done.backup is None
+    assert json.loads(path.read_text())["servers"]["plaud-index"]["type"] == "stdio"
+
+
+def test_install_into_codex_toml_keeps_every_other_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(CODEX)
+    done = install("codex", UVX, path)
+    text = path.read_text()
+    parsed = tomllib.loads(text)
+    assert parsed["mcp_servers"]["plaud-index"] == {"command": "uvx",
+                                                    "args": ["plaud-index-mcp"]}
+    assert parsed["mcp_servers"]["github"]["env"] == {"GITHUB_TOKEN": "x"}
+    assert parsed["profiles"]["fast"]["model"] == "gpt-5-mini"
+    assert text.startswith(CODEX)  # appended: the user's file untouched above it
+    assert done.backup is not None and done.backup.read_text() == CODEX
+    assert not install("codex", UVX, path).changed
+    moved = install("codex", Launch("/venv/bin/plaud-index-mcp"), path)
+    assert moved.changed
+    again = tomllib.loads(path.read_text())
+    assert again["mcp_servers"]["plaud-index"]["command"] == "/venv/bin/plaud-index-mcp"
+    assert again["profiles"] == parsed["profiles"]
+    assert path.read_text().count("[mcp_servers.plaud-index]") == 1
+
+
+def test_our_toml_table_in_the_middle_is_replaced_in_place() -> None:
+    text = '[mcp_servers.plaud-index]\ncommand = "old"\nargs = []\n\n[profiles.x]\nmodel = "m"\n'
+    merged = merge_toml(text, UVX)
+    assert tomllib.loads(merged) == {"mcp_servers": {"plaud-index": {
+        "command": "uvx", "args": ["plaud-index-mcp"]}}, "profiles": {"x": {"model": "m"}}}
+
+
+def test_a_broken_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text('{"mcpServers": {')
+    with pytest.raises(ConfigError, match="is not valid JSON.*nothing was changed"):
+        install("claude-desktop", UVX, path)
+    assert path.read_text() == '{"mcpServers": {' and len(list(tmp_path.iterdir())) == 1
+    toml = tmp_path / "config.toml"
+    toml.write_text("model = \n")
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        install("codex", UVX, toml)
+
+
+def test_where_each_client_keeps_its_config(tmp_path: Path) -> None:
+    home, cwd = Path("/home/me"), Path("/work/proj")
+    assert config_path("claude-desktop", home, {}, cwd, platform="darwin") == \
+        home / "Library/Application Support/Claude/claude_desktop_config.json"
+    assert config_path("claude-desktop", home, {}, cwd, platform="linux") == \
+        home / ".config/Claude/claude_desktop_config.json"
+    assert config_path("cursor", home, {}, cwd) == home / ".cursor/mcp.json"
+    assert config_path("vscode", home, {}, cwd) == cwd / ".vscode/mcp.json"
+    assert config_path("codex", home, {"CODEX_HOME": "/c"}, cwd) == Path("/c/config.toml")
+    assert config_path("claude-code", home, {}, cwd) == home / ".claude.json"
+
+
+def test_the_config_command_installs_for_cursor(tmp_path: Path) -> None:
+    (tmp_path / ".cursor").mkdir()
+    (tmp_path / ".cursor" / "mcp.json").write_text('{"mcpServers": {"x": {"command": "y"}}}')
+    run = subprocess.run([sys.executable, "-m", "plaud_index", "config", "cursor", "--install"],
+                         capture_output=True, text=True, cwd=REPO, timeout=60,
+                         env={**os.environ, "HOME": str(tmp_path)})
+    assert run.returncode == 0, run.stderr
+    assert "Added plaud-index to" in run.stdout and "the old file is saved as" in run.stdout
+    servers = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert servers["x"] == {"command": "y"} and servers["plaud-index"]["command"]

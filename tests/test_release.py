@@ -1,0 +1,64 @@
+"""Release metadata agrees with itself: one version, server.json for the MCP registry,
+the CHANGELOG, the README's registry marker, the workflow's steps."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from plaud_index import __version__
+from plaud_index.config import ENV_VARS, SECRET_ENV_VARS
+
+REPO = Path(__file__).resolve().parent.parent
+SERVER = json.loads((REPO / "server.json").read_text())
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def test_server_json_has_what_the_registry_requires() -> None:
+    assert SERVER["$schema"].startswith("https://static.modelcontextprotocol.io/schemas/")
+    assert re.fullmatch(r"io\.github\.[A-Za-z0-9-]+/[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]",
+                        SERVER["name"])
+    assert 0 < len(SERVER["description"]) <= 100  # the registry's limit
+    assert SERVER["version"] == __version__
+    (package,) = SERVER["packages"]
+    assert package["registryType"] == "pypi" and package["registryBaseUrl"] == "https://pypi.org"
+    assert package["identifier"] == PYPROJECT["project"]["name"]
+    assert package["version"] == __version__ and package["transport"] == {"type": "stdio"}
+
+
+def test_server_json_documents_real_settings_and_marks_secrets() -> None:
+    variables = SERVER["packages"][0]["environmentVariables"]
+    for var in variables:
+        assert var["name"] in ENV_VARS and var["description"]
+        assert var["isSecret"] is (var["name"] in SECRET_ENV_VARS)
+        assert var["isRequired"] is False  # the server runs with none of them set
+
+
+def test_the_readme_carries_the_pypi_ownership_marker() -> None:
+    assert f"<!-- mcp-name: {SERVER['name']} -->" in (REPO / "README.md").read_text()
+
+
+def test_one_version_everywhere() -> None:
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "plaud_index.__version__"}
+    assert f"## {__version__}" in (REPO / "CHANGELOG.md").read_text()
+
+
+def test_pyproject_uses_an_spdx_licence_and_ships_the_licence_files() -> None:
+    project = PYPROJECT["project"]
+    assert project["license"] == "MIT" and project["requires-python"] == ">=3.10"
+    for name in project["license-files"]:
+        assert (REPO / name).is_file()
+    assert not any("License ::" in c for c in project["classifiers"])  # PEP 639: not both
+
+
+def test_the_release_workflow_tests_builds_checks_and_publishes_with_oidc() -> None:
+    flow = (REPO / ".github" / "workflows" / "release.yml").read_text()
+    assert "release:" in flow and "types: [published]" in flow
+    assert "id-token: write" in flow and "pypa/gh-action-pypi-publish" in flow
+    assert "password" not in flow and "PYPI_TOKEN" not in flow  # trusted publishing only
+    for step in ("bash .ci/run", "bash .ci/build", "bash .ci/check-wheel"):
+        assert step in flow
