@@ -27,18 +27,19 @@ def main(dist: Path) -> int:
     sdists = sorted(dist.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, f"expected one wheel and one sdist: {wheels}"
     assert f"-{__version__}-" in wheels[0].name, f"{wheels[0].name} is not version {__version__}"
-    names = set(zipfile.ZipFile(wheels[0]).namelist())
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        names = set(wheel.namelist())
+        metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     missing = REQUIRED - names
     assert not missing, f"the wheel lacks {sorted(missing)}"
     stray = sorted(n for n in names if n.startswith(FORBIDDEN_PREFIXES))
     assert not stray, f"the wheel carries {stray[:5]}"
-    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
-    metadata = zipfile.ZipFile(wheels[0]).read(meta).decode()
     for line in ("License-Expression: MIT", "Requires-Python: >=3.10",
                  "Provides-Extra: offline"):
-        assert line in metadata, f"METADATA lacks {line!r}"
+        assert line in metadata.decode(), f"METADATA lacks {line!r}"
     assert "licenses/LICENSE" in " ".join(names), "the wheel lacks its LICENSE"
-    members = tarfile.open(sdists[0]).getnames()
+    with tarfile.open(sdists[0]) as sdist:
+        members = sdist.getnames()
     assert any(m.endswith("/LICENSE") for m in members), "the sdist lacks its LICENSE"
     size = wheels[0].stat().st_size
     assert size < 2_000_000, f"the wheel is {size} bytes: something large slipped in"

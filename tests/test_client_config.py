@@ -6,10 +6,10 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from plaud_index.client_config import (
     Launch,

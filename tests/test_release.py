@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from plaud_index import __version__
 from plaud_index.config import ENV_VARS, SECRET_ENV_VARS
