@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import InvalidQueryError
 from .index.snapshot import IndexedRecording, Snapshot
-from .search import SOURCES, echo, parse_day
+from .search import SOURCES, check_source_kind, echo, parse_day
 
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 50
@@ -31,12 +31,14 @@ class ListRequest:
     speaker: str | None = None
     source: str = "any"
     after: tuple[str, str] | None = None  # (created_at UTC ISO, file_id) of the last shown
+    source_kind: str = "any"
     zone: tzinfo = timezone.utc
 
 
 def make_list_request(*, date_from: object = None, date_to: object = None,
                       limit: object = DEFAULT_LIST_LIMIT, speaker: object = None,
-                      source: object = "any", cursor: object = None) -> ListRequest:
+                      source: object = "any", cursor: object = None,
+                      source_kind: object = "any") -> ListRequest:
     """Validate ``plaud_list`` arguments as sent; each problem an ``InvalidQueryError``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or \
             not 1 <= limit <= MAX_LIST_LIMIT:
@@ -51,7 +53,7 @@ def make_list_request(*, date_from: object = None, date_to: object = None,
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
     return ListRequest(start, end, limit, (speaker or "").strip()[:200] or None, source,
-                       decode_cursor(cursor))
+                       decode_cursor(cursor), source_kind=check_source_kind(source_kind))
 
 
 def encode_cursor(record: IndexedRecording) -> str:
@@ -79,6 +81,8 @@ def _utc(record: IndexedRecording) -> datetime:
 
 
 def _wanted(record: IndexedRecording, request: ListRequest) -> bool:
+    if request.source_kind not in ("any", record.source_kind):
+        return False
     day = _utc(record).astimezone(request.zone).date()
     if (request.date_from and day < request.date_from) or \
             (request.date_to and day > request.date_to):

@@ -41,7 +41,7 @@ from .render import (
     render_search,
     render_status,
 )
-from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCES, make_request
+from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES, make_request
 from .service import SearchService, make_embedder
 from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 
@@ -67,7 +67,7 @@ def setup_logging(verbose: bool) -> None:
 def cmd_search(args: argparse.Namespace, config: Config) -> int:
     request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
                            limit=args.limit, speaker=args.speaker, source=args.source,
-                           mode=args.mode)
+                           mode=args.mode, source_kind=args.source_kind)
     progress = reporter_for(sys.stderr)  # an empty index is built first, visibly
     try:
         result = SearchService(config, progress=progress).search(request)
@@ -93,7 +93,7 @@ def cmd_get(args: argparse.Namespace, config: Config) -> int:
 def cmd_list(args: argparse.Namespace, config: Config) -> int:
     request = make_list_request(date_from=args.date_from, date_to=args.date_to,
                                 limit=args.limit, speaker=args.speaker, source=args.source,
-                                cursor=args.cursor)
+                                cursor=args.cursor, source_kind=args.source_kind)
     listing = SearchService(config).browse(request)
     if args.json:
         print_json(asdict(listing))
@@ -172,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"1..{MAX_LIMIT}")
     p.add_argument("--speaker")
     p.add_argument("--source", choices=SOURCES, default="any")
+    p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
+                   help="plaud recordings or folder files only")
     p.add_argument("--mode", choices=MODES, default="hybrid")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_search)
@@ -192,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"1..{MAX_LIST_LIMIT}")
     p.add_argument("--speaker")
     p.add_argument("--source", choices=SOURCES, default="any")
+    p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
+                   help="plaud recordings or folder files only")
     p.add_argument("--cursor", help="next_cursor of the previous page")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_list)

@@ -13,10 +13,9 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .clock import UTC, UserZone, zone_named
+from .clock import UTC, UserZone
 from .model_specs import POOLINGS
 from .plaud import (
     DEFAULT_WEB_BASE,
@@ -25,6 +24,7 @@ from .plaud import (
     PlaudSettings,
     plaud_settings,
 )
+from .zones import resolve_zone
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ ENV_VARS = (
     "PLAUD_AUTH_URL", "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
     "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS", "PLAUD_EMBED_POOLING",
     "PLAUD_EMBED_QUERY_PREFIX", "PLAUD_EMBED_PASSAGE_PREFIX", "PLAUD_EMBED_MAX_TOKENS",
-    "PLAUD_LOGIN_TIMEOUT_S", "PLAUD_TIMEZONE",
+    "PLAUD_LOGIN_TIMEOUT_S", "PLAUD_TIMEZONE", "PLAUD_INDEX_FOLDERS",
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
@@ -74,6 +74,7 @@ class Config:
     legacy_tokens: Path | None = None  # ~/.plaud/tokens-mcp.json of @plaud-ai/mcp
     login_timeout_s: float = LOGIN_TIMEOUT_S  # how long `login` waits for the browser
     zone: UserZone = UTC  # the user's time zone: displayed times, local days in filters
+    folders: tuple[Path, ...] = ()  # local folders of meeting files, indexed beside Plaud
 
     @property
     def index_dir(self) -> Path:
@@ -210,7 +211,33 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
                                         "PLAUD_LOGIN_TIMEOUT_S") or LOGIN_TIMEOUT_S),
         zone=resolve_zone(zone_setting if isinstance(zone_setting, str) else None, env,
                           "PLAUD_TIMEZONE" if env.get("PLAUD_TIMEZONE") else label),
+        folders=_folders(env.get("PLAUD_INDEX_FOLDERS"), file_values.get("folders"), label,
+                         Path(env.get("HOME") or Path.home())),
     )
+
+
+def _folders(raw_env: str | None, raw_file: object, label: str,
+             home: Path) -> tuple[Path, ...]:
+    """``PLAUD_INDEX_FOLDERS`` (``os.pathsep``-separated) over ``folders`` (a list) in the
+    file; each expanded (``~``) and made absolute."""
+    if raw_env:
+        items: list[object] = list(raw_env.split(os.pathsep))
+    elif isinstance(raw_file, list):
+        items = list(raw_file)
+    else:
+        if raw_file is not None:
+            log.warning("Ignoring folders in %s: expected a list of paths", label)
+        items = []
+    paths = []
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            text = item.strip()
+            if text == "~" or text.startswith("~/"):
+                text = str(home) + text[1:]
+            paths.append(Path(os.path.abspath(text)))
+        elif item not in ("", None):
+            log.warning("Ignoring folder %r in %s: not a path", item, label)
+    return tuple(dict.fromkeys(paths))
 
 
 def _pooling(raw: str | None) -> str | None:
@@ -234,38 +261,6 @@ def _positive(raw: str | None, name: str) -> int | None:
 def _detail_interval(raw: str) -> float:
     raw = raw.strip()
     return int(raw) / 1000 if raw.isdigit() else DETAIL_INTERVAL_S
-
-
-def system_zone(env: Mapping[str, str], localtime: Path = Path("/etc/localtime")
-                ) -> UserZone:
-    """The system's zone by name where it has one (``TZ``, the /etc/localtime link),
-    else the fixed offset the C library reports now."""
-    tz_name = env.get("TZ", "")
-    if tz_name and (tz := zone_named(tz_name)) is not None:
-        return UserZone(tz_name.strip().lstrip(":"), tz)
-    try:
-        target = os.readlink(localtime)
-    except OSError:
-        target = ""
-    if "zoneinfo/" in target:
-        name = target.split("zoneinfo/", 1)[1]
-        if (tz := zone_named(name)) is not None:
-            return UserZone(name, tz)
-    now = datetime.now().astimezone()
-    fixed = now.tzinfo or timezone.utc
-    return UserZone(now.tzname() or "local", fixed)
-
-
-def resolve_zone(setting: str | None, env: Mapping[str, str], label: str) -> UserZone:
-    """The zone named by ``setting`` (from ``label``), or the system's when it is unset or
-    names no zone this machine knows (a warning says so)."""
-    if setting:
-        tz = zone_named(setting)
-        if tz is not None:
-            return UserZone(setting.strip(), tz)
-        log.warning("Ignoring unknown time zone %r in %s (use an IANA name such as "
-                    "Europe/Berlin); using the system's", setting, label)
-    return system_zone(env)
 
 
 def passthrough_env(env: Mapping[str, str]) -> dict[str, str]:

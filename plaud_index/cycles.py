@@ -16,8 +16,9 @@ from .errors import PlaudIndexError
 from .indexer import Indexer
 from .lock import IndexerLock
 from .models import SyncReport
-from .plaud import RecordingSource, make_source
+from .plaud import RecordingSource
 from .progress import SyncProgress, log_commits
+from .sources import make_source
 
 log = logging.getLogger(__name__)
 

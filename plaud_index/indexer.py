@@ -64,7 +64,7 @@ def indexed_record(recording: Recording, digest: str, chunks: int) -> IndexedRec
         created_at=recording.created_at.isoformat(), duration_ms=recording.duration_ms,
         content_hash=digest, speakers=recording.speakers,
         note_titles=tuple(dict.fromkeys(n.note_title for n in recording.notes)),
-        chunk_count=chunks,
+        chunk_count=chunks, origin=recording.origin,
     )
 
 
@@ -106,12 +106,16 @@ class Indexer:
         started = self.clock()
         try:
             report, remembered = self._cycle(started, self.state.read())
+            problems = self.source.problems()
             # A cycle stopped early is no success: its progress stays behind, so a first
-            # sync cut short still reads as partial and the next start resumes it.
-            finished = {} if report.stopped else {"progress": None,
-                                                  "last_success": self.clock()}
+            # sync cut short still reads as partial and the next start resumes it. Nor is
+            # one where a source could not be listed (the other one was still indexed).
+            finished = {} if report.stopped or problems else {"progress": None,
+                                                              "last_success": self.clock()}
             self.state.update(last_attempt=started, last_error=None, last_error_kind=None,
                               last_report=asdict(report), **finished, **remembered)
+            if problems:
+                raise problems[0]
             self.state.keep_reserve()
         except PlaudIndexError as exc:
             self._record_failure(started, str(exc), type(exc).__name__)
@@ -139,9 +143,10 @@ class Indexer:
         listing = self.source.list_recordings(tail_hint=state.list_tail)
         known = writer.recordings()
         checked = {k: v for k, v in state.checked.items() if k in listing}
+        versions = {k: v for k, v in state.versions.items() if k in listing}
         plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate,
-                            skipped=set(state.skipped))
-        log.info("Plaud lists %d recordings; fetching %d (new %d, processing %d, renamed %d, "
+                            skipped=set(state.skipped), versions=versions)
+        log.info("The sources list %d recordings; fetching %d (new %d, processing %d, renamed %d, "
                  "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
         todo, counts, errors, stopped = plan.ids, Counter[str](), [], False
@@ -159,6 +164,7 @@ class Indexer:
             if writer.commit():
                 counts["commits"] += 1
             checked.update({fid: self.clock() for fid in group})
+            versions.update({fid: v for fid in group if (v := listing[fid].version)})
             done += len(group)
             progress = self._progress(started, done, len(todo), done, counts)
             self.state.update(progress=progress.to_state())
@@ -167,8 +173,10 @@ class Indexer:
                          len(todo) - done)
                 stopped = True
                 break
+        # what a part of the source could not list this time stays (an unmounted folder)
+        present = set(listing) | self.source.kept(set(known) - set(listing))
         decision = DeletionDecision([], state.held_deletion, None) if stopped else \
-            decide_deletions(set(listing), set(known), state.held_deletion)
+            decide_deletions(present, set(known), state.held_deletion)
         if decision.warning:
             log.warning("%s", decision.warning)
         for file_id in decision.delete:
@@ -179,7 +187,8 @@ class Indexer:
             writer.promote()
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
         remembered = {"checked": checked, "held_deletion": decision.hold, "skipped": quarantine,
-                      "processing": processing, "list_tail": next(reversed(listing), None)}
+                      "processing": processing, "list_tail": next(reversed(listing), None),
+                      "versions": versions}
         report = SyncReport(
             listed=len(listing), deleted=len(decision.delete),
             unchanged=counts.pop("unchanged", 0) + len(listing) - len(todo),

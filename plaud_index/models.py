@@ -37,6 +37,7 @@ class Recording:
     duration_ms: int
     utterances: tuple[Utterance, ...] = ()
     notes: tuple[NoteSection, ...] = ()
+    origin: str = ""  # a folder file's path; "" for a Plaud recording
 
     @property
     def speakers(self) -> tuple[str, ...]:
@@ -82,6 +83,7 @@ class Listed:
 
     file_id: str
     title: str
+    version: str | None = None  # a folder file's mtime and size; Plaud lists no such marker
 
 
 # Results. These are the one shape of each answer: the service returns them, the MCP
@@ -125,6 +127,8 @@ class Hit:
     fetch: str = ""  # how to get the full text
     similarity: float | None = None  # cosine of its closest passage (None: keyword only)
     created_at_utc: str = ""  # the same instant in UTC
+    source_kind: str = "plaud"  # "plaud" | "folder"
+    path: str | None = None  # the file, for a folder recording
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,8 @@ class RecordingInfo:
     created_at_utc: str = ""
     around: Around | None = None
     today: Today | None = None
+    source_kind: str = "plaud"
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -204,6 +210,8 @@ class ListedRecording:
     speakers: tuple[str, ...]
     notes: tuple[str, ...]  # note titles
     summary: str | None  # the first lines of the summary note, when there is one
+    source_kind: str = "plaud"
+    path: str | None = None
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,17 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
              f'(index: {index.recordings} recordings, last sync {index.last_sync})']
     lines += _today(result.today) + _partial(index.complete, index.progress)
     for rank, hit in enumerate(result.results, 1):
+        where = f"  file {hit.path}" if hit.path else ""
         lines.append(f"\n{rank}. {hit.title}  [{_when(hit.created_at)}]  "
-                     f"score {hit.score:.3f}  file_id {hit.file_id}")
+                     f"score {hit.score:.3f}  file_id {hit.file_id}{where}")
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
     if result.note:
         lines.append(result.note)
     if result.results:
         lines.append(f"\n{TERMINAL_HINT if terminal else result.results[0].fetch}")
+        files = [h for h in result.results if h.path]
+        if files and not terminal:
+            lines.append("Folder files: " + "; ".join(f"{h.title}: {h.path}" for h in files))
     return printable("\n".join(lines))
 
 
@@ -107,8 +111,9 @@ def render_list(listing: RecordingList) -> str:
              f"(index: {index.recordings} recordings, last sync {index.last_sync})"]
     lines += _today(listing.today) + _partial(index.complete, index.progress)
     for rec in listing.recordings:
+        where = f"  file {rec.path}" if rec.path else ""
         lines.append(f"\n- {rec.title}  [{_when(rec.created_at)}]  {rec.duration}  "
-                     f"file_id {rec.file_id}")
+                     f"file_id {rec.file_id}{where}")
         lines.append(f"  speakers: {', '.join(rec.speakers) or '-'}; notes: "
                      f"{', '.join(rec.notes) or '-'}")
         if rec.summary:

@@ -33,6 +33,7 @@ MAX_LIMIT = 25
 MAX_QUERY_CHARS = 1000
 MODES = ("hybrid", "vector", "keyword")
 SOURCES = ("any", "transcript", "notes")
+SOURCE_KINDS = ("any", "plaud", "folder")
 VECTOR_WEIGHT = 0.2
 SUPPORT_WEIGHT = 0.2
 SUPPORT_CHUNKS = 4
@@ -55,6 +56,7 @@ class SearchRequest:
     mode: str = "hybrid"
     file_id: str | None = None  # restrict to one recording (plaud_get's snippets)
     zone: tzinfo = timezone.utc  # whose calendar days date_from / date_to are
+    source_kind: str = "any"  # "plaud" recordings or "folder" files only
 
 
 def echo(value: object, limit: int = 60) -> str:
@@ -82,7 +84,7 @@ def parse_day(value: object, name: str) -> date | None:
 
 def make_request(query: object, *, date_from: object = None, date_to: object = None,
                  limit: object = DEFAULT_LIMIT, speaker: object = None, source: object = "any",
-                 mode: object = "hybrid") -> SearchRequest:
+                 mode: object = "hybrid", source_kind: object = "any") -> SearchRequest:
     """Validate search arguments; every problem is an ``InvalidQueryError`` a model can fix.
     Arguments arrive as the client sent them (no coercion): ``"8"`` or ``true`` is not a
     limit, ``20250101`` is not a date."""
@@ -110,7 +112,14 @@ def make_request(query: object, *, date_from: object = None, date_to: object = N
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
     return SearchRequest(query, start, end, limit, (speaker or "").strip()[:200] or None,
-                         source, mode)
+                         source, mode, source_kind=check_source_kind(source_kind))
+
+
+def check_source_kind(value: object) -> str:
+    if not isinstance(value, str) or value not in SOURCE_KINDS:
+        raise InvalidQueryError(f"source_kind must be one of {', '.join(SOURCE_KINDS)}, got "
+                                f"{echo(value)}")
+    return value
 
 
 def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
@@ -124,6 +133,10 @@ def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
         ok = np.array([lo <= r.created.astimezone(request.zone).date() <= hi
                        for r in snapshot.recordings] + [False])
         mask &= ok[snapshot.row_recording]  # -1 (dead) indexes the trailing False
+    if request.source_kind != "any":
+        kind = np.array([r.source_kind == request.source_kind for r in snapshot.recordings]
+                        + [False])
+        mask &= kind[snapshot.row_recording]
     if request.source != "any":
         mask &= np.array([c.source == request.source for c in snapshot.chunks], dtype=bool)
     if request.speaker:
@@ -225,7 +238,8 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
         hits.append(Hit(file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
                         score=round(score, 4), snippet=moments[0].snippet, moments=moments,
                         similarity=round(float(dense[rows].max()), 4)
-                        if dense is not None else None))
+                        if dense is not None else None, source_kind=rec.source_kind,
+                        path=rec.origin or None))
     return Ranking(hits, best)
 
 

@@ -31,7 +31,7 @@ from .errors import PlaudIndexError
 from .models import RecordingInfo, RecordingList, SearchResult
 from .redact import redact
 from .render import render_list, render_recording, render_search
-from .search import DEFAULT_LIMIT, MAX_LIMIT, SOURCES, make_request
+from .search import DEFAULT_LIMIT, MAX_LIMIT, SOURCE_KINDS, SOURCES, make_request
 from .service import SearchService
 from .transcript import DEFAULT_WINDOW_S, MAX_WINDOW_CHARS, MAX_WINDOW_S, parse_at, parse_window
 
@@ -93,6 +93,8 @@ cursor (the next_cursor of the previous page). "matched" counts all pages. For a
 plaud_search; for one recording's detail use plaud_get."""
 
 MAX_FILE_ID_CHARS = 200
+_KIND_HELP = ('"any", "plaud" (recordings from the Plaud account) or "folder" (files from '
+              "the user's local folders; their results carry the file's path).")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 
@@ -136,9 +138,11 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         source: Annotated[Any, _as_sent('"any", "transcript" (what was said) or "notes" '
                                         "(Plaud's AI notes).", type="string",
                                         enum=list(SOURCES), default="any")] = "any",
+        source_kind: Annotated[Any, _as_sent(_KIND_HELP, type="string",
+                                             enum=list(SOURCE_KINDS), default="any")] = "any",
     ) -> Annotated[CallToolResult, SearchResult]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
-                        limit=limit, speaker=speaker, source=source)
+                        limit=limit, speaker=speaker, source=source, source_kind=source_kind)
         result = _call(service.search, request)
         return CallToolResult(content=[TextContent(type="text", text=render_search(result))],
                               structured_content=asdict(result))
@@ -191,9 +195,11 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                                         default="any")] = "any",
         cursor: Annotated[str | None, Field(description="next_cursor from the previous "
                                                         "page.")] = None,
+        source_kind: Annotated[Any, _as_sent(_KIND_HELP, type="string",
+                                             enum=list(SOURCE_KINDS), default="any")] = "any",
     ) -> Annotated[CallToolResult, RecordingList]:
         request = _call(make_list_request, date_from=date_from, date_to=date_to, limit=limit,
-                        speaker=speaker, source=source, cursor=cursor)
+                        speaker=speaker, source=source, cursor=cursor, source_kind=source_kind)
         result = _call(service.browse, request)
         return CallToolResult(content=[TextContent(type="text", text=render_list(result))],
                               structured_content=asdict(result))

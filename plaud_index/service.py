@@ -8,13 +8,11 @@ answer is one of the result types of ``models``.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 
 from .analyzer import VERSION as ANALYZER
 from .browse import ListRequest, list_recordings, summary_of
@@ -23,7 +21,6 @@ from .config import Config
 from .cycles import BackgroundSync, make_indexer
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
-from .health import health
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
 from .index.writer import open_writer
@@ -40,13 +37,22 @@ from .models import (
     Status,
     Today,
 )
-from .plaud import auth_status, make_source
 from .progress import SyncProgress, log_commits
 from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
+from .sources import make_source
+from .status import build_status
 from .sync_state import SyncStateStore
 from .transcript import DEFAULT_WINDOW_S, around
 
 log = logging.getLogger(__name__)
+
+def fetch_hint(path: str | None) -> str:
+    """How to read a result in full: Plaud's own MCP, or the local file."""
+    if path:
+        return ("The conversation around a moment: plaud_get with this file_id and at=<the "
+                f"moment's start>. Full text: the file {path}")
+    return FETCH_HINT
+
 
 FETCH_HINT = ("The conversation around a moment: plaud_get with this file_id and at=<the "
               "moment's start>. Full text: Plaud's MCP get_transcript / get_note / get_file "
@@ -200,7 +206,8 @@ class SearchService:
             rows.append(ListedRecording(
                 file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
                 duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
-                speakers=rec.speakers, notes=rec.note_titles, summary=summary_of(snap, rec)))
+                speakers=rec.speakers, notes=rec.note_titles, summary=summary_of(snap, rec),
+                source_kind=rec.source_kind, path=rec.origin or None))
         return RecordingList(tuple(rows), matched, cursor, self.freshness(snap), self.today())
 
     def _match_note(self, ranking: Ranking) -> str | None:
@@ -235,7 +242,8 @@ class SearchService:
             file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
             duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
             speakers=rec.speakers, notes=rec.note_titles, chunks=rec.chunk_count,
-            snippets=moments, fetch=FETCH_HINT, around=window, today=self.today())
+            snippets=moments, fetch=fetch_hint(rec.origin), around=window, today=self.today(),
+            source_kind=rec.source_kind, path=rec.origin or None)
 
     def _rank(self, snap: Snapshot, request: SearchRequest) -> Ranking:
         vector = None
@@ -247,7 +255,8 @@ class SearchService:
                 log.warning("Index model %s differs from loaded model %s: keyword-only search",
                             snap.model.model_id, embedder.model_id)
         ranking = rank(snap, request, vector)
-        return replace(ranking, hits=[replace(hit, fetch=FETCH_HINT) for hit in ranking.hits])
+        return replace(ranking, hits=[replace(hit, fetch=fetch_hint(hit.path))
+                                      for hit in ranking.hits])
 
     def freshness(self, snap: Snapshot | None) -> IndexInfo:
         state = self.state.read()
@@ -261,40 +270,4 @@ class SearchService:
                          not state.complete else None)
 
     def status(self) -> Status:
-        snap = self.snapshot()
-        state = self.state.read()
-        daemon_pid = (state.daemon or {}).get("pid")
-        holder = lock_holder(self.config.lock_path)
-        return Status(
-            home=str(self.config.home), index=str(self.config.index_dir),
-            recordings=len(snap.recordings) if snap else 0,
-            chunks=snap.live_chunks if snap else 0,
-            generation=snap.generation if snap else 0,
-            model=snap.model.to_json() if snap else None,
-            last_commit=snap.manifest.updated_at if snap else None,
-            last_success=state.last_success, last_attempt=state.last_attempt,
-            last_error=state.last_error, last_error_kind=state.last_error_kind,
-            last_report=state.last_report, pending=state.processing,
-            held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
-            skipped=state.skipped,
-            lock_holder=holder, auth=auth_status(self.config),
-            health=health(state, time.time(), self.config.interval_ms, _alive(daemon_pid),
-                          writable=None if _writable(self.config.home) else
-                          str(self.config.home), syncing=holder is not None),
-        )
-
-
-def _writable(home: Path) -> bool:
-    return not home.exists() or os.access(home, os.W_OK)
-
-
-def _alive(pid: object) -> bool | None:
-    if not isinstance(pid, int):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        return build_status(self.config, self.state.read(), self.snapshot())

@@ -53,13 +53,24 @@ def _created(rec: IndexedRecording) -> float:
 def plan_fetches(listing: Mapping[str, Listed],
                  known: Mapping[str, IndexedRecording], checked: Mapping[str, float],
                  now: float, interval_s: float, forced: Collection[str] = (),
-                 skipped: Collection[str] = ()) -> FetchPlan:
+                 skipped: Collection[str] = (),
+                 versions: Mapping[str, str] | None = None) -> FetchPlan:
     """``skipped``: recordings that failed for a reason of their own. They are not new;
-    they join the rolling window, once their last try is ``SKIPPED_RETRY_S`` old."""
+    they join the rolling window, once their last try is ``SKIPPED_RETRY_S`` old.
+    ``versions``: what a listing's change marker (a folder file's mtime and size) was when
+    last read; an entry with a marker is fetched exactly when the marker moved."""
     new, processing, renamed, recent, old = [], [], [], [], []
+    versions = versions or {}
     for file_id, row in listing.items():
         rec = known.get(file_id)
         name = row.title
+        if row.version is not None and (file_id not in skipped or
+                                        versions.get(file_id) != row.version):
+            if rec is None:
+                new.append(file_id)
+            elif versions.get(file_id) != row.version:
+                renamed.append(file_id)  # changed on disk: the content hash decides
+            continue
         if file_id in skipped and rec is None:
             if now - checked.get(file_id, 0.0) >= SKIPPED_RETRY_S:
                 old.append(file_id)

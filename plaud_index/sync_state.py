@@ -43,6 +43,7 @@ class SyncState:
     progress: dict[str, Any] | None = None  # the running cycle: done, total, ...
     daemon: dict[str, Any] | None = None  # pid, heartbeat, interval_ms
     skipped: dict[str, str] = field(default_factory=dict)  # file_id -> why it is skipped
+    versions: dict[str, str] = field(default_factory=dict)  # folder file -> mtime-size read
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,7 +63,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "last_attempt": _NUMBER, "last_success": _NUMBER, "last_error": (str,),
     "last_error_kind": (str,), "last_report": (dict,), "checked": (dict,),
     "held_deletion": (dict,), "processing": (int,), "list_tail": (str,), "progress": (dict,),
-    "daemon": (dict,), "skipped": (dict,),
+    "daemon": (dict,), "skipped": (dict,), "versions": (dict,),
 }
 
 

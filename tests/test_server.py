@@ -88,7 +88,7 @@ async def test_tools_list_schemas_and_annotations(home: Path) -> None:
     search_schema = tools["plaud_search"].input_schema
     assert search_schema["required"] == ["query"]
     assert set(search_schema["properties"]) == {"query", "date_from", "date_to", "limit",
-                                                "speaker", "source"}
+                                                "speaker", "source", "source_kind"}
     assert all(p.get("description") for p in search_schema["properties"].values())
     assert {"results", "index", "query"} <= set(tools["plaud_search"].output_schema["properties"])
 

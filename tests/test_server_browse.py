@@ -94,7 +94,7 @@ async def test_three_tools_each_with_an_output_schema_and_when_to_use_it(home: P
     assert "at=" in str(tools["plaud_search"].description)
     assert {"at", "at_ms", "window"} <= set(tools["plaud_get"].input_schema["properties"])
     assert set(tools["plaud_list"].input_schema["properties"]) == {
-        "date_from", "date_to", "limit", "speaker", "source", "cursor"}
+        "date_from", "date_to", "limit", "speaker", "source", "cursor", "source_kind"}
 
 
 async def test_a_new_york_evening_is_listed_and_shown_on_its_local_day(home: Path) -> None:

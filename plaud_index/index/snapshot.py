@@ -62,6 +62,11 @@ class IndexedRecording:
     speakers: tuple[str, ...]
     note_titles: tuple[str, ...]
     chunk_count: int
+    origin: str = ""  # a folder file's path; "" for Plaud recordings
+
+    @property
+    def source_kind(self) -> str:
+        return "folder" if self.file_id.startswith("folder:") else "plaud"
 
     @property
     def created(self) -> datetime:
@@ -78,7 +83,7 @@ class IndexedRecording:
         return cls(data["file_id"], data["title"], data["created_at"],
                    int(data.get("duration_ms", 0)), data["content_hash"],
                    tuple(data.get("speakers", ())), tuple(data.get("note_titles", ())),
-                   int(data.get("chunk_count", 0)))
+                   int(data.get("chunk_count", 0)), str(data.get("origin", "")))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Plaud's field names stay inside this package.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PlaudAuthError
@@ -28,6 +29,16 @@ class RecordingSource(Protocol):
         """One recording, normalised; raises for a recording that cannot be read."""
         ...
 
+    def kept(self, known: Collection[str]) -> set[str]:
+        """Of the indexed ``known`` ids, those the last listing left out only because part
+        of the source could not be listed (an unmounted folder, an unreachable Plaud):
+        never deleted."""
+        ...
+
+    def problems(self) -> list[Exception]:
+        """Why parts of the last listing failed while the rest was indexed."""
+        ...
+
 
 class RawClient(Protocol):
     def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]: ...
@@ -43,6 +54,12 @@ class PlaudSource:
 
     def list_recordings(self, tail_hint: str | None = None) -> dict[str, Listed]:
         return normalize_listing(self.client.list_files(tail_hint=tail_hint))
+
+    def kept(self, known: Collection[str]) -> set[str]:
+        return set()  # a Plaud listing either succeeds whole or raises
+
+    def problems(self) -> list[Exception]:
+        return []
 
     def get_recording(self, file_id: str) -> Recording:
         return normalize_recording(self.client.get_file(file_id))

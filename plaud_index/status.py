@@ -1,0 +1,54 @@
+"""``status``: the index, the sync state, the lock and the sign-in, as one ``Status``."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .config import Config
+from .health import health
+from .index.snapshot import Snapshot
+from .lock import lock_holder
+from .models import Status
+from .plaud import auth_status
+from .sync_state import SyncState
+
+
+def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Status:
+    """Everything ``status`` shows, from the sync state, the index and the lock."""
+    daemon_pid = (state.daemon or {}).get("pid")
+    holder = lock_holder(config.lock_path)
+    return Status(
+        home=str(config.home), index=str(config.index_dir),
+        recordings=len(snap.recordings) if snap else 0,
+        chunks=snap.live_chunks if snap else 0,
+        generation=snap.generation if snap else 0,
+        model=snap.model.to_json() if snap else None,
+        last_commit=snap.manifest.updated_at if snap else None,
+        last_success=state.last_success, last_attempt=state.last_attempt,
+        last_error=state.last_error, last_error_kind=state.last_error_kind,
+        last_report=state.last_report, pending=state.processing,
+        held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
+        skipped=state.skipped,
+        lock_holder=holder, auth=auth_status(config),
+        health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
+                      writable=None if _writable(config.home) else
+                      str(config.home), syncing=holder is not None),
+    )
+
+
+def _writable(home: Path) -> bool:
+    return not home.exists() or os.access(home, os.W_OK)
+
+
+def _alive(pid: object) -> bool | None:
+    if not isinstance(pid, int):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
