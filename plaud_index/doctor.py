@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from .agent import plan
 from .config import Config
 from .errors import PlaudIndexError
+from .folders.source import FolderSource
 from .models import Check
 from .plaud import auth_status
 from .service import SearchService, make_embedder
@@ -40,8 +41,10 @@ def check_sign_in(config: Config) -> Check:
     if status.method == "mock":
         return Check("sign-in", "skip", "PLAUD_CLIENT=mock: the bundled sample, no sign-in")
     if not status.signed_in:
-        return Check("sign-in", "fail", status.problem or "not signed in",
-                     f"run `{CLI} login`")
+        kind = "warn" if config.folders else "fail"  # folders alone are a valid set-up
+        return Check("sign-in", kind, status.problem or "not signed in",
+                     f"run `{CLI} login`" + (" to search Plaud beside the folders"
+                                             if config.folders else ""))
     if status.method != "oauth":
         return Check("sign-in", "ok", f"{status.method}")
     who = status.account or "an unrecorded account"
@@ -65,6 +68,21 @@ def check_plaud(config: Config) -> Check:
                      "and the indexer retries by itself")
     fix = f"run `{CLI} login`" if not status.signed_in else "wait and run doctor again"
     return Check("plaud", "fail", status.problem, fix)
+
+
+def check_folders(config: Config) -> Check:
+    if not config.folders:
+        return Check("folders", "skip", "no local folders configured (PLAUD_INDEX_FOLDERS)")
+    source = FolderSource(config.folders)
+    listed = source.list_recordings()
+    if source.unavailable:
+        missing = ", ".join(str(p) for p in source.unavailable)
+        return Check("folders", "fail", f"missing or not a folder: {missing} ({len(listed)} "
+                     "files in the others)", "mount or create it, or remove it from "
+                     "PLAUD_INDEX_FOLDERS / config.json folders; nothing of it is deleted "
+                     "meanwhile")
+    return Check("folders", "ok", f"{len(listed)} meeting files in {len(config.folders)} "
+                 "folder(s)")
 
 
 def check_callback_port(config: Config, bind: Callable[[str, int], None] | None = None
@@ -130,5 +148,5 @@ def check_index(config: Config, service: SearchService) -> Check:
 def run_checks(config: Config) -> list[Check]:
     service = SearchService(config)
     return [check_model(config), check_sign_in(config), check_plaud(config),
-            check_callback_port(config), check_daemon(config, service),
+            check_folders(config), check_callback_port(config), check_daemon(config, service),
             check_index(config, service)]

@@ -15,7 +15,13 @@ from conftest import free_port
 from fake_plaud import FakePlaud
 
 from plaud_index.config import Config, load_config
-from plaud_index.doctor import check_callback_port, check_plaud, check_sign_in, run_checks
+from plaud_index.doctor import (
+    check_callback_port,
+    check_folders,
+    check_plaud,
+    check_sign_in,
+    run_checks,
+)
 from plaud_index.plaud import auth_status
 from plaud_index.plaud.tokens import default_store
 
@@ -93,5 +99,18 @@ def test_doctor_command_exit_code_and_json(tmp_path: Path) -> None:
     after = doctor("--json")
     assert after.returncode == 0, after.stdout
     checks = {c["name"]: c["status"] for c in json.loads(after.stdout)}
-    assert checks == {"model": "ok", "sign-in": "skip", "plaud": "skip", "login port": "ok",
-                      "indexer": "warn", "index": "ok"}
+    assert checks == {"model": "ok", "sign-in": "skip", "plaud": "skip", "folders": "skip",
+                      "login port": "ok", "indexer": "warn", "index": "ok"}
+
+
+def test_folders_are_checked_and_folders_alone_need_no_sign_in(config: Config,
+                                                              tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "standup.md").write_text("# Standup\nAll good.")
+    present = replace(config, client="plaud", folders=(tmp_path / "notes",))
+    assert check_folders(present).status == "ok"
+    assert "1 meeting files in 1 folder" in check_folders(present).detail
+    assert check_sign_in(present).status == "warn"  # folders only is a valid set-up
+    gone = replace(present, folders=(tmp_path / "notes", tmp_path / "usb"))
+    check = check_folders(gone)
+    assert check.status == "fail" and str(tmp_path / "usb") in check.detail
