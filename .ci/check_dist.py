@@ -7,7 +7,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 from plaud_index import __version__  # noqa: E402
 
 REQUIRED = {
@@ -30,7 +31,8 @@ def main(dist: Path) -> int:
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = set(wheel.namelist())
         metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
-    missing = REQUIRED - names
+    tree = {str(p.relative_to(ROOT)) for p in (ROOT / "plaud_index").rglob("*.py")}
+    missing = (REQUIRED | tree) - names  # every module of the tree, none forgotten
     assert not missing, f"the wheel lacks {sorted(missing)}"
     stray = sorted(n for n in names if n.startswith(FORBIDDEN_PREFIXES))
     assert not stray, f"the wheel carries {stray[:5]}"
