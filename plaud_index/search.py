@@ -24,7 +24,7 @@ import numpy as np
 from .analyzer import has_searchable_text, query_terms
 from .errors import InvalidQueryError
 from .index.postings import bm25
-from .index.snapshot import Snapshot
+from .index.snapshot import SOURCE_CODES, Snapshot
 from .models import Hit, Moment
 from .snippets import make_snippet, speaker_lines
 
@@ -138,11 +138,9 @@ def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
                         + [False])
         mask &= kind[snapshot.row_recording]
     if request.source != "any":
-        mask &= np.array([c.source == request.source for c in snapshot.chunks], dtype=bool)
+        mask &= snapshot.columns.source == SOURCE_CODES[request.source]
     if request.speaker:
-        wanted = request.speaker.casefold()
-        mask &= np.array([any(wanted in s.casefold() for s in c.speakers)
-                          for c in snapshot.chunks], dtype=bool)
+        mask &= snapshot.columns.rows_with_speaker(request.speaker)
     return mask
 
 

@@ -8,18 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import detail
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plaud_index.analyzer import query_terms, tokenize
 from plaud_index.chunker import Chunker
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
 from plaud_index.index.manifest import ModelInfo
-from plaud_index.index.snapshot import Snapshot
+from plaud_index.index.snapshot import SOURCE_CODES, ChunkRow, Columns, Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.indexer import content_hash, indexed_record
 from plaud_index.plaud.documents import normalize_recording
-from plaud_index.search import RELEVANCE_FLOOR, make_request, rank, search
+from plaud_index.search import RELEVANCE_FLOOR, filter_mask, make_request, rank, search
 from plaud_index.snippets import make_snippet
 
 EMBEDDER = HashEmbedder()
@@ -235,3 +237,33 @@ def test_a_moment_quotes_from_the_matched_speakers_line_without_repeating_the_na
 def test_a_note_snippet_keeps_its_heading_apart_from_the_text(turns: Snapshot) -> None:
     hit = search(turns, make_request("renew vendor contract", source="notes"), None)[0]
     assert " / The team agreed to renew" in hit.moments[0].snippet
+
+
+NAMES = ["Ann", "ann-marie", "Bo", "Ünal", "李明", "Dana (vendor)", ""]
+
+
+@given(st.lists(st.tuples(st.lists(st.sampled_from(NAMES), max_size=3),
+                          st.sampled_from(["transcript", "notes"])), max_size=40),
+       st.sampled_from(["ann", "AN", "bo", "ü", "明", "vendor", "x", "a"]))
+@settings(max_examples=200, deadline=None)
+def test_array_filters_equal_the_per_row_reference(rows: list[tuple[list[str], str]],
+                                                   wanted: str) -> None:
+    chunks = [ChunkRow(f"c{i}", "f", source, "text", None, None, tuple(speakers), "")
+              for i, (speakers, source) in enumerate(rows)]
+    columns = Columns.of(chunks)
+    expected = [any(wanted.casefold() in s.casefold() for s in c.speakers) for c in chunks]
+    assert columns.rows_with_speaker(wanted).tolist() == expected
+    for source, code in SOURCE_CODES.items():
+        assert (columns.source == code).tolist() == [c.source == source for c in chunks]
+
+
+def test_filters_on_the_index_match_a_brute_force_reading(snapshot: Snapshot) -> None:
+    for speaker in ("ann", "BO", "cy", "dee", "e", "nobody"):
+        request = make_request("budget", speaker=speaker)
+        expected = [bool(snapshot.live[r]) and any(speaker.casefold() in s.casefold()
+                                                   for s in c.speakers)
+                    for r, c in enumerate(snapshot.chunks)]
+        assert filter_mask(snapshot, request).tolist() == expected
+    notes = filter_mask(snapshot, make_request("budget", source="notes")).tolist()
+    assert notes == [bool(snapshot.live[r]) and c.source == "notes"
+                     for r, c in enumerate(snapshot.chunks)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,6 +97,44 @@ class Segment:
     recordings: list[IndexedRecording]
 
 
+SOURCE_CODES = {"transcript": 0, "notes": 1}
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Per-row values the filters need, as arrays, so a filter is a few numpy operations:
+    speakers as ids into a small vocabulary (CSR: ``speaker_ids[indptr[r]:indptr[r+1]]``
+    are row r's), the source as a code."""
+
+    speakers: list[str]  # the vocabulary: every distinct speaker name
+    indptr: np.ndarray  # int64, rows + 1
+    speaker_ids: np.ndarray  # int32
+    source: np.ndarray  # uint8 per row: SOURCE_CODES, 255 for anything else
+
+    @classmethod
+    def of(cls, chunks: list[ChunkRow]) -> Columns:
+        vocab: dict[str, int] = {}
+        ids: list[int] = []
+        indptr = [0]
+        for chunk in chunks:
+            ids.extend(vocab.setdefault(name, len(vocab)) for name in chunk.speakers)
+            indptr.append(len(ids))
+        return cls(list(vocab), np.array(indptr, dtype=np.int64),
+                   np.array(ids, dtype=np.int32),
+                   np.array([SOURCE_CODES.get(c.source, 255) for c in chunks], dtype=np.uint8))
+
+    def rows_with_speaker(self, wanted: str) -> np.ndarray:
+        """Rows with a speaker whose name contains ``wanted`` (case-insensitively): the
+        vocabulary is matched once, then rows are selected by id."""
+        matching = np.array([wanted.casefold() in name.casefold() for name in self.speakers]
+                            + [False])
+        hits = matching[self.speaker_ids] if len(self.speaker_ids) else \
+            np.zeros(0, dtype=bool)
+        total = np.concatenate([[0], np.cumsum(hits, dtype=np.int64)])
+        found: np.ndarray = (total[self.indptr[1:]] - total[self.indptr[:-1]]) > 0
+        return found
+
+
 @dataclass(frozen=True)
 class Snapshot:
     manifest: Manifest
@@ -118,6 +157,11 @@ class Snapshot:
     @property
     def live_chunks(self) -> int:
         return int(self.live.sum())
+
+    @cached_property
+    def columns(self) -> Columns:
+        """Built on first use (the first filtered query), then kept with the snapshot."""
+        return Columns.of(self.chunks)
 
     @classmethod
     def build(cls, manifest: Manifest, segments: list[Segment]) -> Snapshot:
