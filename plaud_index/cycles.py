@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from .config import Config
@@ -46,10 +47,14 @@ class BackgroundSync:
     client gives up. ``stop()`` asks it to finish its current commit (the session ended);
     whatever is committed stays, and the next session resumes from there."""
 
-    def __init__(self) -> None:
+    RETRY_AFTER_S = 60.0  # a sync that ended (failed, say) is not restarted by every call
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
+        self._clock = clock
+        self._started: float | None = None
 
     def start(self, config: Config, embedder: Callable[[], Embedder],
               source: RecordingSource) -> bool:
@@ -58,12 +63,16 @@ class BackgroundSync:
         with self._guard:
             if self._thread is not None and self._thread.is_alive():
                 return False
+            if self._started is not None and \
+                    self._clock() - self._started < self.RETRY_AFTER_S:
+                return False  # Plaud down or rate-limiting: not one attempt per question
             lock = IndexerLock(config.lock_path)
             if not lock.try_acquire(role="search-first-sync"):
                 return False
             self._thread = threading.Thread(target=self._run,
                                             args=(config, embedder, source, lock),
                                             name="first-sync", daemon=True)
+            self._started = self._clock()
             self._thread.start()
             return True
 

@@ -7,6 +7,7 @@ import time
 from plaud_index.config import Config
 from plaud_index.cycles import run_locked_cycle
 from plaud_index.embedder import HashEmbedder
+from plaud_index.lock import lock_holder
 from plaud_index.search import make_request
 from plaud_index.service import SearchService
 from plaud_index.sync_state import SyncStateStore
@@ -46,3 +47,27 @@ def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:
     weak = SearchService(config, Picky()).search(make_request("budget"))
     assert weak.results and weak.note is not None
     assert weak.note.startswith("No passage is a close match (best similarity 0.")
+
+
+def test_a_failed_background_sync_is_not_restarted_by_every_question(config: Config) -> None:
+    from helpers import FakeSource
+
+    from plaud_index.cycles import BackgroundSync
+    from plaud_index.errors import PlaudRateLimitedError
+
+    class Limited(FakeSource):
+        def list_files(self, tail_hint: str | None = None) -> list[dict[str, object]]:
+            raise PlaudRateLimitedError("Plaud is rate-limiting requests (test)")
+
+    now = [1000.0]
+    sync = BackgroundSync(clock=lambda: now[0])
+    assert sync.start(config, HashEmbedder, Limited([]))
+    deadline = time.monotonic() + 60
+    while lock_holder(config.lock_path) or SyncStateStore(config.home).read().last_error_kind \
+            != "PlaudRateLimitedError":  # wait for the condition, not for a guessed time
+        assert time.monotonic() < deadline, "the background sync never ended"
+        time.sleep(0.05)
+    assert not sync.start(config, HashEmbedder, Limited([]))  # a minute has not passed
+    now[0] += BackgroundSync.RETRY_AFTER_S + 1
+    assert sync.start(config, HashEmbedder, Limited([]))  # now it may try again
+    sync.stop(30)
