@@ -161,7 +161,8 @@ def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray |
     n = len(snapshot.chunks)
     keyword: np.ndarray = np.zeros(n, dtype=np.float32)
     if request.mode != "vector" and n:
-        raw = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask)
+        raw = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask,
+                   snapshot.doclen)
         top = float(raw[mask].max()) if mask.any() else 0.0
         keyword = raw / top if top > 0 else raw
     if dense is None:

@@ -87,16 +87,19 @@ def bm25(
     terms: Sequence[str],
     total_rows: int,
     live: np.ndarray,
+    doclen: np.ndarray | None = None,
 ) -> np.ndarray:
-    """BM25 over all segments; ``segments`` pairs postings with their global row offset."""
+    """BM25 over all segments; ``segments`` pairs postings with their global row offset.
+    ``doclen``: every row's length, concatenated once per snapshot by the caller (else
+    here); the length normalisation is computed only for the rows a term hits."""
     segments = list(segments)
     scores = np.zeros(total_rows, dtype=np.float32)
     if not terms or not live.any():
         return scores
-    doclen = np.concatenate([p.doclen for p, _ in segments]).astype(np.float32)
+    if doclen is None:
+        doclen = np.concatenate([p.doclen for p, _ in segments]).astype(np.float32)
     n_live = int(live.sum())
     avgdl = float(doclen[live].mean()) or 1.0
-    norm = K1 * (1 - B + B * doclen / avgdl)
     for term in terms:
         hits = [(p.lookup(term), offset) for p, offset in segments]
         rows = np.concatenate([r + offset for (r, _), offset in hits])
@@ -109,5 +112,6 @@ def bm25(
         if not df:
             continue
         idf = np.log(1 + (n_live - df + 0.5) / (df + 0.5))
-        scores[rows] += idf * tfs * (K1 + 1) / (tfs + norm[rows])
+        norm = K1 * (1 - B + B * doclen[rows] / avgdl)
+        scores[rows] += idf * tfs * (K1 + 1) / (tfs + norm)
     return scores

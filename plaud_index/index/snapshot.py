@@ -159,6 +159,13 @@ class Snapshot:
         return int(self.live.sum())
 
     @cached_property
+    def doclen(self) -> np.ndarray:
+        """Every row's BM25 document length, once per snapshot (not once per query)."""
+        parts = [seg.postings.doclen for seg in self.segments]
+        return np.concatenate(parts).astype(np.float32) if parts else \
+            np.zeros(0, dtype=np.float32)
+
+    @cached_property
     def columns(self) -> Columns:
         """Built on first use (the first filtered query), then kept with the snapshot."""
         return Columns.of(self.chunks)
