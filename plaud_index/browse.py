@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import InvalidQueryError
 from .index.snapshot import IndexedRecording, Snapshot
-from .search import SOURCES, check_source_kind, echo, parse_day
+from .search import check_limit, echo, parse_filters
 
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 50
@@ -40,20 +40,10 @@ def make_list_request(*, date_from: object = None, date_to: object = None,
                       source: object = "any", cursor: object = None,
                       source_kind: object = "any") -> ListRequest:
     """Validate ``plaud_list`` arguments as sent; each problem an ``InvalidQueryError``."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or \
-            not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got "
-                                f"{echo(limit)}")
-    start, end = parse_day(date_from, "date_from"), parse_day(date_to, "date_to")
-    if start and end and start > end:
-        raise InvalidQueryError(f"date_from {start} is after date_to {end}")
-    if not isinstance(source, str) or source not in SOURCES:
-        raise InvalidQueryError(f"source must be one of {', '.join(SOURCES)}, got "
-                                f"{echo(source)}")
-    if speaker is not None and not isinstance(speaker, str):
-        raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
-    return ListRequest(start, end, limit, (speaker or "").strip()[:200] or None, source,
-                       decode_cursor(cursor), source_kind=check_source_kind(source_kind))
+    filters = parse_filters(date_from, date_to, speaker, source, source_kind)
+    return ListRequest(filters.date_from, filters.date_to, check_limit(limit, MAX_LIST_LIMIT),
+                       filters.speaker, filters.source, decode_cursor(cursor),
+                       source_kind=filters.source_kind)
 
 
 def encode_cursor(record: IndexedRecording) -> str:

@@ -98,26 +98,47 @@ def make_request(query: object, *, date_from: object = None, date_to: object = N
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidQueryError(f"query is {len(query)} characters; the most is "
                                 f"{MAX_QUERY_CHARS}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_LIMIT}, got "
-                                f"{echo(limit)}")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InvalidQueryError(f"mode must be one of {', '.join(MODES)}, got {echo(mode)}")
+    filters = parse_filters(date_from, date_to, speaker, source, source_kind)
+    return SearchRequest(query, filters.date_from, filters.date_to,
+                         check_limit(limit, MAX_LIMIT), filters.speaker, filters.source, mode,
+                         source_kind=filters.source_kind)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The filters ``plaud_search`` and ``plaud_list`` share, validated."""
+
+    date_from: date | None
+    date_to: date | None
+    speaker: str | None
+    source: str
+    source_kind: str
+
+
+def parse_filters(date_from: object, date_to: object, speaker: object, source: object,
+                  source_kind: object) -> Filters:
     start, end = parse_day(date_from, "date_from"), parse_day(date_to, "date_to")
     if start and end and start > end:
         raise InvalidQueryError(f"date_from {start} is after date_to {end}")
-    if not isinstance(source, str) or source not in SOURCES:
-        raise InvalidQueryError(f"source must be one of {', '.join(SOURCES)}, got "
-                                f"{echo(source)}")
-    if not isinstance(mode, str) or mode not in MODES:
-        raise InvalidQueryError(f"mode must be one of {', '.join(MODES)}, got {echo(mode)}")
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
-    return SearchRequest(query, start, end, limit, (speaker or "").strip()[:200] or None,
-                         source, mode, source_kind=check_source_kind(source_kind))
+    return Filters(start, end, (speaker or "").strip()[:200] or None,
+                   _one_of(source, SOURCES, "source"), _one_of(source_kind, SOURCE_KINDS,
+                                                               "source_kind"))
 
 
-def check_source_kind(value: object) -> str:
-    if not isinstance(value, str) or value not in SOURCE_KINDS:
-        raise InvalidQueryError(f"source_kind must be one of {', '.join(SOURCE_KINDS)}, got "
+def check_limit(limit: object, most: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
+        raise InvalidQueryError(f"limit must be an integer from 1 to {most}, got "
+                                f"{echo(limit)}")
+    return limit
+
+
+def _one_of(value: object, choices: tuple[str, ...], name: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidQueryError(f"{name} must be one of {', '.join(choices)}, got "
                                 f"{echo(value)}")
     return value
 

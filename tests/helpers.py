@@ -72,3 +72,18 @@ def indexed(file_id: str, chunks: int, *, title: str = "Rec", digest: str = "h1"
     from plaud_index.index.snapshot import IndexedRecording
 
     return IndexedRecording(file_id, title, created_at, 1000, digest, ("Ann",), (), chunks)
+
+
+async def tool_result(session: Any, tool: str, **arguments: Any) -> dict[str, Any]:
+    """A tool call through an MCP ``ClientSession`` that must succeed: its structured result."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+async def tool_error(session: Any, tool: str, **arguments: Any) -> str:
+    """A tool call that must fail: the error text the model sees."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    return str(result.content[0].text)

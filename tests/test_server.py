@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import SAMPLE_RECORDINGS
+from helpers import SAMPLE_RECORDINGS, tool_error, tool_result
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -65,16 +65,8 @@ async def connect(home: Path, **env: str) -> AsyncIterator[ClientSession]:
 
 
 async def search(session: ClientSession, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool("plaud_search", arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    return await tool_result(session, "plaud_search", **arguments)
 
-
-async def error_of(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 async def test_tools_list_schemas_and_annotations(home: Path) -> None:
@@ -152,7 +144,7 @@ async def test_get_returns_metadata_and_snippets(home: Path) -> None:
 async def test_bad_input_is_a_clear_tool_error_and_the_server_keeps_serving(
         home: Path, tool: str, arguments: dict[str, Any], message: str) -> None:
     async with connect(home) as session:
-        assert message in await error_of(session, tool, **arguments)
+        assert message in await tool_error(session, tool, **arguments)
         assert (await search(session, query="budget"))["results"]
 
 
@@ -173,7 +165,7 @@ async def test_populated_index_answers_while_another_process_holds_the_lock(home
 
 async def test_empty_index_with_free_lock_syncs_in_the_background(tmp_path: Path) -> None:
     async with connect(tmp_path / "fresh", PLAUD_CLIENT="mock") as session:
-        first = await error_of(session, "plaud_search", query="postmortem checkout outage")
+        first = await tool_error(session, "plaud_search", query="postmortem checkout outage")
         for _ in range(600):  # the sample is one commit: poll until it lands
             result = await session.call_tool("plaud_search",
                                              {"query": "postmortem checkout outage"})
@@ -193,7 +185,7 @@ async def test_empty_index_while_the_indexer_runs_says_so(tmp_path: Path) -> Non
     assert lock.try_acquire()
     try:
         async with connect(fresh, PLAUD_CLIENT="mock") as session:
-            message = await error_of(session, "plaud_search", query="budget")
+            message = await tool_error(session, "plaud_search", query="budget")
     finally:
         lock.release()
     assert "Plaud index not available yet: the first sync has started" in message
@@ -201,7 +193,7 @@ async def test_empty_index_while_the_indexer_runs_says_so(tmp_path: Path) -> Non
 
 async def test_no_index_and_no_source_is_a_clear_refusal(tmp_path: Path) -> None:
     async with connect(tmp_path / "nothing") as session:
-        message = await error_of(session, "plaud_search", query="budget")
+        message = await tool_error(session, "plaud_search", query="budget")
     assert "Plaud index not available: Not signed in to Plaud" in message
     assert "plaud-index-mcp login" in message
 
@@ -333,7 +325,7 @@ def test_exits_when_its_parent_dies_even_with_stdin_open(home: Path) -> None:
 async def test_arguments_are_taken_as_sent_never_coerced(
         home: Path, arguments: dict[str, Any], message: str) -> None:
     async with connect(home) as session:
-        assert message in await error_of(session, "plaud_search", **arguments)
+        assert message in await tool_error(session, "plaud_search", **arguments)
 
 
 async def test_schemas_publish_the_bounds_and_long_values_are_not_echoed(home: Path) -> None:
@@ -342,9 +334,9 @@ async def test_schemas_publish_the_bounds_and_long_values_are_not_echoed(home: P
         props = tools["plaud_search"].input_schema["properties"]
         assert (props["limit"]["minimum"], props["limit"]["maximum"]) == (1, 25)
         assert props["source"]["enum"] == ["any", "transcript", "notes"]
-        long_id = await error_of(session, "plaud_get", file_id="f" * 1_000_000)
-        long_date = await error_of(session, "plaud_search", query="budget",
-                                   date_from="9" * 100_000)
+        long_id = await tool_error(session, "plaud_get", file_id="f" * 1_000_000)
+        long_date = await tool_error(session, "plaud_search", query="budget",
+                                     date_from="9" * 100_000)
     assert len(long_id) < 300 and len(long_date) < 300
 
 
@@ -352,5 +344,5 @@ async def test_a_truncated_segment_is_the_same_clear_error_through_the_tool(home
     segment = next((home / "vector-index").glob("seg-*.kw.npz"))
     segment.write_bytes(segment.read_bytes()[:100])
     async with connect(home) as session:
-        message = await error_of(session, "plaud_search", query="budget")
+        message = await tool_error(session, "plaud_search", query="budget")
     assert f"The index file {segment} is damaged" in message and "rebuilds it" in message

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import tool_error, tool_result
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -71,17 +72,6 @@ async def connect(home: Path, **extra: str) -> AsyncIterator[ClientSession]:
             yield session
 
 
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-async def error(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 async def test_three_tools_each_with_an_output_schema_and_when_to_use_it(home: Path) -> None:
@@ -99,9 +89,9 @@ async def test_three_tools_each_with_an_output_schema_and_when_to_use_it(home: P
 
 async def test_a_new_york_evening_is_listed_and_shown_on_its_local_day(home: Path) -> None:
     async with connect(home, PLAUD_TIMEZONE="America/New_York") as session:
-        day = await call(session, "plaud_list", date_from="2026-07-08", date_to="2026-07-08")
-        found = await call(session, "plaud_search", query="budget", date_from="2026-07-08",
-                           date_to="2026-07-08")
+        day = await tool_result(session, "plaud_list", date_from="2026-07-08", date_to="2026-07-08")
+        found = await tool_result(session, "plaud_search", query="budget", date_from="2026-07-08",
+                                  date_to="2026-07-08")
     assert [r["file_id"] for r in day["recordings"]] == ["ny-evening", "tokyo-morning",
                                                          "utc-evening"]
     evening = day["recordings"][0]
@@ -117,7 +107,7 @@ async def test_a_new_york_evening_is_listed_and_shown_on_its_local_day(home: Pat
 
 async def test_east_of_utc_from_the_system_zone(home: Path) -> None:
     async with connect(home, TZ="Asia/Tokyo") as session:
-        day = await call(session, "plaud_list", date_from="2026-07-09", date_to="2026-07-09")
+        day = await tool_result(session, "plaud_list", date_from="2026-07-09", date_to="2026-07-09")
     assert [r["file_id"] for r in day["recordings"]] == ["ny-evening", "tokyo-morning",
                                                          "utc-evening"]
     assert day["recordings"][1]["created_at"] == "2026-07-09T08:30:00+09:00"
@@ -126,18 +116,18 @@ async def test_east_of_utc_from_the_system_zone(home: Path) -> None:
 
 async def test_recent_n_and_paging_to_the_end(home: Path) -> None:
     async with connect(home) as session:
-        recent = await call(session, "plaud_list", limit=2)
+        recent = await tool_result(session, "plaud_list", limit=2)
         pages, cursor = [], None
         for _ in range(10):
             args: dict[str, Any] = {"limit": 3} if cursor is None else {"limit": 3,
                                                                         "cursor": cursor}
-            page = await call(session, "plaud_list", **args)
+            page = await tool_result(session, "plaud_list", **args)
             pages.append([r["file_id"] for r in page["recordings"]])
             cursor = page["next_cursor"]
             if cursor is None:
                 break
-        bad = await error(session, "plaud_list", cursor="garbage!")
-        too_many = await error(session, "plaud_list", limit=51)
+        bad = await tool_error(session, "plaud_list", cursor="garbage!")
+        too_many = await tool_error(session, "plaud_list", limit=51)
     assert [r["file_id"] for r in recent["recordings"]] == ["ny-evening", "tokyo-morning"]
     assert recent["matched"] == len(CORPUS) and recent["next_cursor"]
     flat = [f for p in pages for f in p]
@@ -147,8 +137,8 @@ async def test_recent_n_and_paging_to_the_end(home: Path) -> None:
 
 async def test_list_filters(home: Path) -> None:
     async with connect(home) as session:
-        kenji = await call(session, "plaud_list", speaker="kenji")
-        notes = await call(session, "plaud_list", source="notes")
+        kenji = await tool_result(session, "plaud_list", speaker="kenji")
+        notes = await tool_result(session, "plaud_list", source="notes")
     assert [r["file_id"] for r in kenji["recordings"]] == ["tokyo-morning"]
     assert {r["file_id"] for r in notes["recordings"]} == {"ny-evening", "tokyo-morning",
                                                           "notes-only"}
@@ -156,12 +146,12 @@ async def test_list_filters(home: Path) -> None:
 
 async def test_reading_around_a_moment_at_the_start_middle_and_end(home: Path) -> None:
     async with connect(home) as session:
-        start = await call(session, "plaud_get", file_id="ny-evening", at="00:00:00",
-                           window=20)
-        middle = await call(session, "plaud_get", file_id="ny-evening", at="00:10:00",
-                            window=15)
-        end = await call(session, "plaud_get", file_id="ny-evening", at_ms=1_195_000,
-                         window=30)
+        start = await tool_result(session, "plaud_get", file_id="ny-evening", at="00:00:00",
+                                  window=20)
+        middle = await tool_result(session, "plaud_get", file_id="ny-evening", at="00:10:00",
+                                   window=15)
+        end = await tool_result(session, "plaud_get", file_id="ny-evening", at_ms=1_195_000,
+                                window=30)
         text = (await session.call_tool("plaud_get", {"file_id": "ny-evening",
                                                       "at": "10:00", "window": 5})).content
     assert [u["start"] for u in start["around"]["utterances"]] == [
@@ -178,12 +168,12 @@ async def test_reading_around_a_moment_at_the_start_middle_and_end(home: Path) -
 
 async def test_windows_are_capped_and_bad_moments_are_clear_errors(home: Path) -> None:
     async with connect(home) as session:
-        wide = await call(session, "plaud_get", file_id="ny-evening", at="00:10:00",
-                          window=900)
-        notes = await error(session, "plaud_get", file_id="notes-only", at="00:00:10")
-        past = await error(session, "plaud_get", file_id="utc-evening", at="00:05:00")
-        junk = await error(session, "plaud_get", file_id="ny-evening", at="ten past")
-        lonely = await error(session, "plaud_get", file_id="ny-evening", window=30)
+        wide = await tool_result(session, "plaud_get", file_id="ny-evening", at="00:10:00",
+                                 window=900)
+        notes = await tool_error(session, "plaud_get", file_id="notes-only", at="00:00:10")
+        past = await tool_error(session, "plaud_get", file_id="utc-evening", at="00:05:00")
+        junk = await tool_error(session, "plaud_get", file_id="ny-evening", at="ten past")
+        lonely = await tool_error(session, "plaud_get", file_id="ny-evening", window=30)
     around = wide["around"]
     assert around["truncated"] and around["max_chars"] == 4000
     assert sum(len(u["text"]) + len(u["speaker"]) + 2 for u in around["utterances"]) <= 4000

@@ -6,9 +6,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import tool_result
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from test_folders import SRT
@@ -34,12 +34,6 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return values
 
 
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
-
 
 async def test_search_list_and_get_across_plaud_and_a_folder(env: dict[str, str]) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
@@ -49,14 +43,15 @@ async def test_search_list_and_get_across_plaud_and_a_folder(env: dict[str, str]
         async with stdio_client(params, errlog=errlog) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
-            both = await call(session, "plaud_search", query="vendor contract storage pricing")
-            plaud_only = await call(session, "plaud_search", query="vendor contract storage "
-                                    "pricing", source_kind="plaud")
-            files = await call(session, "plaud_list", source_kind="folder")
-            budget = await call(session, "plaud_search", query="Q3 budget decision")
+            query = "vendor contract storage pricing"
+            both = await tool_result(session, "plaud_search", query=query)
+            plaud_only = await tool_result(session, "plaud_search", query=query,
+                                                  source_kind="plaud")
+            files = await tool_result(session, "plaud_list", source_kind="folder")
+            budget = await tool_result(session, "plaud_search", query="Q3 budget decision")
             top = both["results"][0]
-            around = await call(session, "plaud_get", file_id=top["file_id"], at="00:00:05",
-                                window=2)
+            around = await tool_result(session, "plaud_get", file_id=top["file_id"], at="00:00:05",
+                                       window=2)
     assert top["source_kind"] == "folder" and top["path"] == path
     assert f"the file {path}" in top["fetch"] and "Plaud's MCP" not in top["fetch"]
     assert top["moments"][0]["speaker"] == "Ann" and top["moments"][0]["start"]
