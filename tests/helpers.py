@@ -87,3 +87,33 @@ async def tool_error(session: Any, tool: str, **arguments: Any) -> str:
     result = await session.call_tool(tool, arguments)
     assert result.is_error
     return str(result.content[0].text)
+
+
+def build_snapshot(directory: Any, raws: list[dict[str, Any]], *,
+                   segment_each: bool = False) -> Any:
+    """Raw detail payloads → a committed index in ``directory`` (hash embedder, the real
+    chunker and writer) → its snapshot. ``segment_each``: one commit per recording, so
+    readers must span segments."""
+    from plaud_index.chunker import Chunker
+    from plaud_index.embedder import HashEmbedder
+    from plaud_index.index.manifest import ModelInfo
+    from plaud_index.index.store import open_snapshot
+    from plaud_index.index.writer import open_writer
+    from plaud_index.indexer import content_hash, indexed_record
+    from plaud_index.plaud.documents import normalize_recording
+
+    embedder = HashEmbedder()
+    writer = open_writer(directory, ModelInfo(embedder.model_id, embedder.model_hash,
+                                              embedder.dim))
+    chunker = Chunker(embedder.count_tokens)
+    for raw in raws:
+        rec = normalize_recording(raw)
+        chunks = chunker.chunk(rec)
+        writer.put(indexed_record(rec, content_hash(rec), len(chunks)), chunks,
+                   embedder.embed([c.embed_text for c in chunks]))
+        if segment_each:
+            writer.commit()
+    writer.commit()
+    snap = open_snapshot(directory)
+    assert snap is not None
+    return snap

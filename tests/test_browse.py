@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from helpers import detail
+from helpers import build_snapshot, detail
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,13 +17,8 @@ from plaud_index.chunker import Chunker
 from plaud_index.clock import UserZone, stamps, today
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
-from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.snapshot import ChunkRow, Snapshot
-from plaud_index.index.store import open_snapshot
-from plaud_index.index.writer import open_writer
-from plaud_index.indexer import content_hash, indexed_record
 from plaud_index.models import Recording, Utterance
-from plaud_index.plaud.documents import normalize_recording
 from plaud_index.search import make_request, search
 from plaud_index.transcript import around, parse_at, parse_window, utterances
 
@@ -36,21 +30,6 @@ TOKYO = ZoneInfo("Asia/Tokyo")
 def seg(start_s: float, text: str, speaker: str) -> dict[str, object]:
     return {"start_time": int(start_s * 1000), "end_time": int(start_s * 1000) + 4000,
             "content": text, "speaker": speaker}
-
-
-def build(directory: Path, raws: list[dict[str, object]]) -> Snapshot:
-    writer = open_writer(directory, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
-                                              EMBEDDER.dim))
-    chunker = Chunker(EMBEDDER.count_tokens)
-    for raw in raws:
-        rec = normalize_recording(raw)
-        chunks = chunker.chunk(rec)
-        writer.put(indexed_record(rec, content_hash(rec), len(chunks)), chunks,
-                   EMBEDDER.embed([c.embed_text for c in chunks]))
-    writer.commit()
-    snap = open_snapshot(directory)
-    assert snap is not None
-    return snap
 
 
 # The New York evening of 8 July is 9 July in UTC; 8 July 20:00 UTC is 9 July in Tokyo;
@@ -72,7 +51,7 @@ def dated(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
                    segments=[seg(0, f"We talked about the {fid} budget.", who)],
                    note=f"## Summary\nThe {fid} meeting agreed on the budget." if fid != "old"
                    else None) for fid, when, who in DAYS]
-    return build(tmp_path_factory.mktemp("dated"), raws)
+    return build_snapshot(tmp_path_factory.mktemp("dated"), raws)
 
 
 def ids(snap: Snapshot, zone: object = timezone.utc, **kw: object) -> list[str]:
@@ -160,7 +139,7 @@ TALK = [seg(i * 10, f"Line {i}" + " about the plan" * (i % 5 + 1), ["Ann", "Bo",
 def talk(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
     raws = [detail("talk", name="Long talk", segments=TALK, duration=1_800_000),
             detail("notes-only", name="Notes only", segments=[], note="## Summary\nJust notes.")]
-    return build(tmp_path_factory.mktemp("talk"), raws)
+    return build_snapshot(tmp_path_factory.mktemp("talk"), raws)
 
 
 def test_utterances_are_rebuilt_exactly_from_overlapping_chunks(talk: Snapshot) -> None:

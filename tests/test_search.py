@@ -7,20 +7,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import detail
+from helpers import build_snapshot, detail
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.analyzer import query_terms, tokenize
-from plaud_index.chunker import Chunker
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.snapshot import SOURCE_CODES, ChunkRow, Columns, Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
-from plaud_index.indexer import content_hash, indexed_record
-from plaud_index.plaud.documents import normalize_recording
 from plaud_index.search import RELEVANCE_FLOOR, filter_mask, make_request, rank, search
 from plaud_index.snippets import make_snippet
 
@@ -49,19 +46,7 @@ RECORDINGS = [
 
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
-    directory = tmp_path_factory.mktemp("index")
-    writer = open_writer(directory, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
-                                              EMBEDDER.dim))
-    chunker = Chunker(EMBEDDER.count_tokens)
-    for raw in RECORDINGS:
-        rec = normalize_recording(raw)
-        chunks = chunker.chunk(rec)
-        writer.put(indexed_record(rec, content_hash(rec), len(chunks)), chunks,
-                   EMBEDDER.embed([c.embed_text for c in chunks]))
-        writer.commit()  # one segment per recording: search must span segments
-    snap = open_snapshot(directory)
-    assert snap is not None
-    return snap
+    return build_snapshot(tmp_path_factory.mktemp("index"), RECORDINGS, segment_each=True)
 
 
 def run(snapshot: Snapshot, query: str, **kw: object) -> list[str]:
@@ -212,17 +197,7 @@ TURNS = [detail("turns", name="Turns", segments=[
 
 @pytest.fixture(scope="module")
 def turns(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
-    directory = tmp_path_factory.mktemp("turns")
-    writer = open_writer(directory, ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash,
-                                              EMBEDDER.dim))
-    rec = normalize_recording(TURNS[0])
-    chunks = Chunker(EMBEDDER.count_tokens).chunk(rec)
-    writer.put(indexed_record(rec, content_hash(rec), len(chunks)), chunks,
-               EMBEDDER.embed([c.embed_text for c in chunks]))
-    writer.commit()
-    snap = open_snapshot(directory)
-    assert snap is not None
-    return snap
+    return build_snapshot(tmp_path_factory.mktemp("turns"), TURNS)
 
 
 def test_a_moment_quotes_from_the_matched_speakers_line_without_repeating_the_name(
