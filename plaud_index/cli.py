@@ -26,7 +26,7 @@ from .cli_setup import (
     cmd_login,
     cmd_logout,
     cmd_uninstall_agent,
-    print_json,
+    show,
 )
 from .client_config import CLIENTS
 from .config import Config, interval_banner, load_config
@@ -73,20 +73,14 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
         result = SearchService(config, progress=progress).search(request)
     finally:
         progress.finish()
-    if args.json:
-        print_json(asdict(result))
-    else:
-        print(render_search(result, terminal=True))
+    show(args.json, asdict(result), lambda: render_search(result, terminal=True))
     return 0
 
 
 def cmd_get(args: argparse.Namespace, config: Config) -> int:
     at_ms = parse_at(args.at) if args.at is not None else None
     info = SearchService(config).get(args.file_id, args.query, at_ms, parse_window(args.window))
-    if args.json:
-        print_json(asdict(info))
-    else:
-        print(render_recording(info, terminal=True))
+    show(args.json, asdict(info), lambda: render_recording(info, terminal=True))
     return 0
 
 
@@ -95,19 +89,13 @@ def cmd_list(args: argparse.Namespace, config: Config) -> int:
                                 limit=args.limit, speaker=args.speaker, source=args.source,
                                 cursor=args.cursor, source_kind=args.source_kind)
     listing = SearchService(config).browse(request)
-    if args.json:
-        print_json(asdict(listing))
-    else:
-        print(render_list(listing))
+    show(args.json, asdict(listing), lambda: render_list(listing))
     return 0
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     status = SearchService(config).status()
-    if args.json:
-        print_json(asdict(status))
-    else:
-        print(render_status(status, config.zone))
+    show(args.json, asdict(status), lambda: render_status(status, config.zone))
     return 0
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import webbrowser
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -24,21 +25,23 @@ def print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def show(as_json: bool, data: Any, text: Callable[[], str]) -> None:
+    """A result as the tool's JSON (``--json``) or as its text rendering."""
+    if as_json:
+        print_json(data)
+    else:
+        print(text())
+
+
 def cmd_auth_status(args: argparse.Namespace, config: Config) -> int:
     auth = auth_status(config, online=not args.offline)
-    if args.json:
-        print_json(asdict(auth))
-    else:
-        print(render_auth(auth))
+    show(args.json, asdict(auth), lambda: render_auth(auth))
     return 0 if auth.signed_in and auth.problem is None else 1
 
 
 def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
     checks = run_checks(config)
-    if args.json:
-        print_json([asdict(c) for c in checks])
-    else:
-        print(render_checks(checks))
+    show(args.json, [asdict(c) for c in checks], lambda: render_checks(checks))
     return 1 if any(c.status == "fail" for c in checks) else 0
 
 
