@@ -9,14 +9,14 @@ random unit float32 vectors of the packaged model's 384 dimensions) through the
 real ``IndexWriter`` in commits of 25 recordings, each size in its own process,
 then measures, each in a fresh process where it matters:
 - build: seconds, bytes written / final index bytes (write amplification), the
-  number of compactions, peak RSS; disk size;
+  number of merges and the segments left, peak RSS; disk size;
 - open: ``open_snapshot`` seconds and RSS;
 - spawn → ``initialize`` and spawn → first ``plaud_search`` through the real stdio
   server (the real model loads in between);
 - query p50/p95 in-process per mode and, in hybrid, per filter (date, speaker, source);
 - the plain numpy mat-vec over the same matrix: the machine's floor for a scan;
-- one more 25-recording commit, and a no-change open of the writer (what every
-  indexer cycle pays before it lists anything).
+- one more 25-recording commit, and, in a fresh process, a no-change open of the
+  writer (what every indexer cycle pays before it lists anything).
 Prints one table, or with --json one object:
 {"sizes": {"<N>": {...}}, "load": <1-min load average at the start>}.
 """
@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -97,19 +98,9 @@ def _written() -> int:
 
 
 def build(home: Path, chunks: int) -> dict[str, Any]:
-    """In this process: the whole index, 25 recordings a commit."""
-    from plaud_index.index import writer as writer_module
+    """In this process: the whole index, 25 recordings a commit, then one more commit."""
     from plaud_index.index.writer import open_writer
 
-    compactions = 0
-    original = writer_module.IndexWriter.compact
-
-    def counting(self: Any) -> None:
-        nonlocal compactions
-        compactions += 1
-        original(self)
-
-    writer_module.IndexWriter.compact = counting  # type: ignore[method-assign]
     rng = np.random.default_rng(8)
     directory = home / "vector-index"
     model = _model()
@@ -123,19 +114,31 @@ def build(home: Path, chunks: int) -> dict[str, Any]:
     build_s = time.perf_counter() - started
     written = _written() - before
     disk = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
-    t0 = time.perf_counter()
-    writer = open_writer(directory, model)
-    writer.recordings()
-    nochange = time.perf_counter() - t0
+    merges, segments = writer.merges, len(writer.manifest.segments)
     t0 = time.perf_counter()
     for i in range(recordings, recordings + 25):
         writer.put(*_recording(i, rng))
     writer.commit()
     commit25 = time.perf_counter() - t0
     return {"build_s": round(build_s, 2), "write_amp": round(written / max(disk, 1), 2),
-            "compactions": compactions, "disk_mb": round(disk / 1e6, 1),
+            "merges": merges, "segments": segments, "disk_mb": round(disk / 1e6, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "nochange_s": round(nochange, 3), "commit25_s": round(commit25, 3)}
+            "commit25_s": round(commit25, 3)}
+
+
+def measure_nochange(home: Path) -> dict[str, Any]:
+    """What a quiet indexer cycle pays before it lists anything, in a fresh process (as
+    ``indexer --once`` runs): open the writer (checksums of anything new, the rolling
+    scrub) and read every recording's hash."""
+    from plaud_index.index.writer import open_writer
+
+    model = _model()
+    t0 = time.perf_counter()
+    writer = open_writer(home / "vector-index", model)
+    hashes = {k: r.content_hash for k, r in writer.recordings().items()}
+    assert hashes
+    return {"nochange_s": round(time.perf_counter() - t0, 3),
+            "nochange_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def measure_open(home: Path) -> dict[str, Any]:
@@ -215,12 +218,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the built indexes (printed)")
     ap.add_argument("--step", help=argparse.SUPPRESS)
     ap.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.step:
         steps = {"build": lambda: build(args.home, int(args.sizes)),
                  "open": lambda: measure_open(args.home),
+                 "nochange": lambda: measure_nochange(args.home),
                  "queries": lambda: measure_queries(args.home),
                  "spawn": lambda: measure_spawn(args.home)}
         print(json.dumps(steps[args.step]()))
@@ -229,16 +234,20 @@ def main() -> int:
     for size in (int(s) for s in args.sizes.split(",")):
         home = Path(tempfile.mkdtemp(prefix=f"plaud-scale-{size}-"))
         row: dict[str, Any] = {}
-        for step in ("build", "open", "spawn", "queries"):
+        for step in ("build", "nochange", "open", "spawn", "queries"):
             row.update(_in_child(step, home, size))
         result["sizes"][str(size)] = row
+        if args.keep:
+            print(f"kept {home}", file=sys.stderr)
+        else:
+            shutil.rmtree(home)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"load average at start {result['load']:.2f}")
-    keys = ["build_s", "write_amp", "compactions", "peak_rss_mb", "disk_mb", "open_s",
+    keys = ["build_s", "write_amp", "merges", "segments", "peak_rss_mb", "disk_mb", "open_s",
             "open_rss_mb", "initialize_s", "first_search_s", "scan_ms", "commit25_s",
-            "nochange_s"]
+            "nochange_s", "nochange_rss_mb"]
     sizes = list(result["sizes"])
     print(f"{'':18s}" + "".join(f"{s:>14s}" for s in sizes))
     for key in keys:

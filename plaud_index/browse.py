@@ -12,8 +12,6 @@ import binascii
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 
-import numpy as np
-
 from .errors import InvalidQueryError
 from .index.snapshot import IndexedRecording, Snapshot
 from .search import check_limit, echo, parse_filters
@@ -107,8 +105,7 @@ def summary_of(snapshot: Snapshot, record: IndexedRecording,
     """The opening of the recording's first note (Plaud's summary comes first), without
     its heading lines, cut at a word near ``chars``."""
     index = snapshot.by_id[record.file_id]
-    rows = np.flatnonzero((snapshot.row_recording == index) & snapshot.live)
-    notes = [snapshot.chunks[r] for r in rows if snapshot.chunks[r].source == "notes"]
+    notes = snapshot.chunks_of(index, "notes")
     if not notes:
         return None
     title = record.note_titles[0] if record.note_titles else ""

@@ -267,7 +267,7 @@ class Indexer:
         vectors: dict[str, np.ndarray] = {}
         fresh: list[Chunk] = []
         for chunk in chunks:
-            known_vector = writer.known_vector(chunk.chunk_id)
+            known_vector = writer.known_vector(chunk)
             if known_vector is None:
                 fresh.append(chunk)
             else:

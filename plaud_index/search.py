@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timezone, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 import numpy as np
 
@@ -149,20 +149,27 @@ def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
     if request.file_id is not None:
         mask &= snapshot.row_recording == snapshot.by_id.get(request.file_id, -2)
     if request.date_from or request.date_to:
-        lo = request.date_from or date.min
-        hi = request.date_to or date.max
-        ok = np.array([lo <= r.created.astimezone(request.zone).date() <= hi
-                       for r in snapshot.recordings] + [False])
-        mask &= ok[snapshot.row_recording]  # -1 (dead) indexes the trailing False
+        ok = np.ones(len(snapshot.recordings), dtype=bool)
+        if request.date_from:
+            ok &= snapshot.created_s >= day_start(request.date_from, request.zone)
+        if request.date_to and request.date_to < date.max:
+            ok &= snapshot.created_s < day_start(request.date_to + timedelta(days=1),
+                                                 request.zone)
+        mask &= np.append(ok, False)[snapshot.row_recording]  # -1 (dead): the False
     if request.source_kind != "any":
-        kind = np.array([r.source_kind == request.source_kind for r in snapshot.recordings]
-                        + [False])
-        mask &= kind[snapshot.row_recording]
+        kind = snapshot.folder_recordings == (request.source_kind == "folder")
+        mask &= np.append(kind, False)[snapshot.row_recording]
     if request.source != "any":
         mask &= snapshot.columns.source == SOURCE_CODES[request.source]
     if request.speaker:
         mask &= snapshot.columns.rows_with_speaker(request.speaker)
     return mask
+
+
+def day_start(day: date, zone: tzinfo) -> float:
+    """The instant ``day`` begins in ``zone``, seconds since the epoch (a recording is on
+    that calendar day from then until the next day begins)."""
+    return datetime.combine(day, time.min, tzinfo=zone).timestamp()
 
 
 def similarities(snapshot: Snapshot, request: SearchRequest,
@@ -272,10 +279,9 @@ def recording_score(scores: np.ndarray, rows: list[int]) -> float:
 def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Moment, ...]:
     """Opening snippets of a recording, notes first (the summary says the most)."""
     index = snapshot.by_id[file_id]
-    rows = [r for r in np.flatnonzero(snapshot.row_recording == index)]
-    rows.sort(key=lambda r: (snapshot.chunks[r].source != "notes", snapshot.chunks[r].start_ms
-                             or 0, r))
-    return tuple(_moment(snapshot, int(r), set()) for r in rows[:count])
+    rows = [(chunk.source != "notes", chunk.start_ms or 0, int(r))
+            for r, chunk in zip(snapshot.rows_of(index), snapshot.chunks_of(index), strict=True)]
+    return tuple(_moment(snapshot, r, set()) for *_, r in sorted(rows)[:count])
 
 
 def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None) -> Moment:

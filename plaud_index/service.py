@@ -21,6 +21,7 @@ from .config import Config
 from .cycles import BackgroundSync, make_indexer
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
+from .index.manifest import SCHEMA_VERSION
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
 from .index.writer import open_writer
@@ -114,7 +115,8 @@ class SearchService:
         must answer now, from what is committed) or, for an empty index without one, in the
         caller (the CLI: a person waits and sees progress)."""
         snap = self.snapshot()
-        if snap is not None and snap.manifest.analyzer != ANALYZER:
+        if snap is not None and (snap.manifest.analyzer != ANALYZER
+                                 or snap.manifest.schema < SCHEMA_VERSION):
             snap = self._upgrade(snap)
         empty = snap is None or not snap.recordings
         problem: SourceError | None = None
@@ -169,9 +171,10 @@ class SearchService:
         )
 
     def _upgrade(self, snap: Snapshot) -> Snapshot | None:
-        """An index of an older version: re-tokenise it now (seconds, no re-embedding) if
-        no indexer is running; otherwise the indexer does it, and until then keyword
-        matches of non-ASCII words are weaker."""
+        """An index of an older version: convert it now (seconds, no re-embedding) if no
+        indexer is running; otherwise the indexer does it on its next cycle, and until then
+        it is read in its old format (slower to open; keyword matches of non-ASCII words
+        weaker if its analyser was the ASCII one)."""
         lock = IndexerLock(self.config.lock_path)
         if not lock.try_acquire(role="search-upgrade"):
             return snap

@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import numpy as np
-
 from .errors import InvalidQueryError, UnknownRecordingError
 from .index.snapshot import ChunkRow, Snapshot
 from .models import Around, Spoken
@@ -98,10 +96,7 @@ def around(snapshot: Snapshot, file_id: str, at_ms: int, window_ms: int,
         raise UnknownRecordingError(f"No recording with file_id {echo(file_id)} is in the "
                                     "index; use plaud_search or plaud_list to find file ids.")
     record = snapshot.recordings[index]
-    mask = (snapshot.row_recording == index) & snapshot.live
-    rows = [snapshot.chunks[r] for r in np.flatnonzero(mask)
-            if snapshot.chunks[r].source == "transcript"]
-    spoken = utterances(rows)
+    spoken = utterances(snapshot.chunks_of(index, "transcript"))
     if not spoken:
         raise InvalidQueryError(f"{record.title!r} has no transcript in the index (only "
                                 "notes), so there is nothing to read around a time; call "

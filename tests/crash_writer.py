@@ -1,9 +1,10 @@
 """Child process for the kill -9 test: commits recordings forever, reporting each commit.
 
-    python crash_writer.py INDEX_DIR START
+    python crash_writer.py INDEX_DIR START [--announce-merges]
 
 Prints ``committed <file_id>`` after each commit returns (so the parent knows
-that recording must survive any later kill).
+that recording must survive any later kill); with ``--announce-merges`` also
+``merging`` as each merge starts (so the parent can kill inside one).
 """
 
 from __future__ import annotations
@@ -16,11 +17,23 @@ from helpers import indexed, make_chunks
 
 from plaud_index.embedder import HashEmbedder
 from plaud_index.index.manifest import ModelInfo
-from plaud_index.index.writer import open_writer
+from plaud_index.index.writer import IndexWriter, open_writer
+
+
+def announce_merges() -> None:
+    merge = IndexWriter._merge
+
+    def announced(self: IndexWriter, positions: list[int]) -> None:
+        print("merging", flush=True)
+        merge(self, positions)
+
+    IndexWriter._merge = announced  # type: ignore[method-assign]
 
 
 def main() -> None:
     directory, start = Path(sys.argv[1]), int(sys.argv[2])
+    if "--announce-merges" in sys.argv:
+        announce_merges()
     embedder = HashEmbedder()
     writer = open_writer(directory, ModelInfo(embedder.model_id, embedder.model_hash,
                                               embedder.dim))

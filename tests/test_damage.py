@@ -19,8 +19,9 @@ import pytest
 from helpers import SAMPLE_RECORDINGS
 
 from plaud_index.cli import main
+from plaud_index.index.segment_files import SUFFIXES
 
-INDEX_FILES = ["manifest.json", ".vec.npy", ".kw.npz", ".meta.json"]
+INDEX_FILES = ["manifest.json", "verified.json", *SUFFIXES]
 
 
 def target(home: Path, name: str) -> Path:
@@ -38,14 +39,14 @@ def _garble(path: Path) -> None:
 
 
 def _wrong_shape(path: Path) -> None:
-    if path.suffix == ".json":
-        path.write_text(json.dumps({"segments": 5, "chunks": "no"}) if "meta" in path.name
+    if path.suffix in (".json", ".jsonl"):
+        path.write_text(json.dumps({"segments": 5, "chunks": "no"}) if "seg" in path.name
                         else "[]")
     elif path.name.endswith(".vec.npy"):
         np.save(path, np.zeros((3, 7)))
     else:
-        with path.open("wb") as fh:
-            np.savez(fh, x=np.zeros(3))
+        np.save(path, np.arange(3) - 1 if "spk" in path.name or "rows" in path.name
+                else np.zeros(3))
 
 
 def _folder(path: Path) -> None:

@@ -341,7 +341,7 @@ async def test_schemas_publish_the_bounds_and_long_values_are_not_echoed(home: P
 
 
 async def test_a_truncated_segment_is_the_same_clear_error_through_the_tool(home: Path) -> None:
-    segment = next((home / "vector-index").glob("seg-*.kw.npz"))
+    segment = next((home / "vector-index").glob("seg-*.post.npy"))
     segment.write_bytes(segment.read_bytes()[:100])
     async with connect(home) as session:
         message = await tool_error(session, "plaud_search", query="budget")

@@ -20,8 +20,11 @@ from plaud_index.config import build_config
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
 from plaud_index.index.manifest import MANIFEST, SCHEMA_VERSION, STAGED, ModelInfo
+from plaud_index.index.merge import MERGE_FACTOR
+from plaud_index.index.segment_files import SUFFIXES
+from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import manifest_key, open_snapshot
-from plaud_index.index.writer import MAX_SEGMENTS, IndexWriter, open_writer
+from plaud_index.index.writer import IndexWriter, open_writer
 from plaud_index.search import make_request, search
 from plaud_index.service import SearchService
 
@@ -56,7 +59,7 @@ def test_commit_then_read_back(tmp_path: Path) -> None:
     assert snap is not None
     assert sorted(snap.by_id) == ["a", "b"] and snap.live_chunks == 5
     manifest = json.loads((tmp_path / MANIFEST).read_text())
-    assert manifest["schema"] == 2 and manifest["model"]["id"] == MODEL.model_id
+    assert manifest["schema"] == SCHEMA_VERSION == 3 and manifest["model"]["id"] == MODEL.model_id
     assert manifest["analyzer"] == "unicode-1"
     assert manifest["model"]["dim"] == MODEL.dim and manifest["model"]["dtype"] == "float32"
     assert manifest["counts"] == {"recordings": 2, "chunks": 5}
@@ -83,10 +86,10 @@ def test_adding_k_chunks_writes_only_a_new_segment(tmp_path: Path) -> None:
     after = segment_files(tmp_path)
     assert {k: v for k, v in after.items() if k in before} == before  # untouched
     new = sorted(set(after) - set(before))
-    assert len(new) == 3  # .vec.npy, .kw.npz, .meta.json
+    assert len(new) == len(SUFFIXES)  # one new segment's files
     vec = next(n for n in new if n.endswith(".vec.npy"))
     assert np.load(tmp_path / vec).shape == (2, MODEL.dim)
-    assert (tmp_path / MANIFEST).stat().st_size < manifest_size + 200
+    assert (tmp_path / MANIFEST).stat().st_size < manifest_size + 500  # one segment entry
 
 
 def test_replacing_a_recording_tombstones_its_old_rows(tmp_path: Path) -> None:
@@ -128,15 +131,15 @@ def test_deleted_then_re_added_recording_is_live(tmp_path: Path) -> None:
     assert snap is not None and snap.live_chunks == 2 and "a" in snap.by_id
 
 
-def test_compaction_bounds_segments_and_keeps_data(tmp_path: Path) -> None:
+def test_merges_bound_segments_and_keep_data(tmp_path: Path) -> None:
     writer = open_writer(tmp_path, MODEL)
-    for i in range(MAX_SEGMENTS * 2 + 3):
+    for i in range(MERGE_FACTOR * 2 + 3):
         put(writer, f"r{i}", 2)
         writer.commit()
     manifest = json.loads((tmp_path / MANIFEST).read_text())
-    assert len(manifest["segments"]) <= MAX_SEGMENTS
+    assert len(manifest["segments"]) < MERGE_FACTOR and writer.merges >= 2
     snap = open_snapshot(tmp_path)
-    assert snap is not None and len(snap.recordings) == MAX_SEGMENTS * 2 + 3
+    assert snap is not None and len(snap.recordings) == MERGE_FACTOR * 2 + 3
     assert snap.live_chunks == 2 * len(snap.recordings)
     names = {s["name"] for s in manifest["segments"]}
     on_disk = {p.name.split(".")[0] for p in tmp_path.iterdir() if p.name.startswith("seg-")}
@@ -161,9 +164,10 @@ def test_known_vector_reuses_committed_embeddings(tmp_path: Path) -> None:
     put(writer, "a", 2)
     writer.commit()
     chunk = make_chunks("a", 2)[1]
-    np.testing.assert_allclose(writer.known_vector(chunk.chunk_id),
+    np.testing.assert_allclose(writer.known_vector(chunk),
                                EMBEDDER.embed([chunk.embed_text])[0], rtol=1e-6)
-    assert writer.known_vector("nope") is None
+    assert writer.known_vector(make_chunks("a", 3, words="other")[2]) is None
+    assert writer.known_vector(make_chunks("z", 2)[1]) is None
 
 
 def test_newer_schema_is_a_clear_error(tmp_path: Path) -> None:
@@ -242,33 +246,74 @@ def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
     assert len(set(seen)) > 5  # readers really did observe many generations
 
 
-def test_kill_9_at_random_points_never_loses_a_committed_recording(tmp_path: Path) -> None:
-    directory = tmp_path / "index"
+def _crash_writer(directory: Path, start: int, *flags: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).parent), str(Path(__file__).parent.parent)])}
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "crash_writer.py"), str(directory),
+         str(start), *flags], stdout=subprocess.PIPE, text=True, env=env)
+
+
+def _check_after_kill(directory: Path, committed: set[str]) -> int:
+    """The index opens whatever instant the kill hit, holds every committed recording
+    whole, and reads; returns the next recording number to write."""
+    snap = open_snapshot(directory)
+    if snap is None:
+        assert not committed
+        return 0
+    assert committed <= set(snap.by_id), sorted(committed - set(snap.by_id))[:5]
+    assert snap.live_chunks == sum(r.chunk_count for r in snap.recordings)
+    for r in np.flatnonzero(snap.live):
+        assert snap.chunks[int(r)].file_id == snap.recordings[snap.row_recording[r]].file_id
+    assert search(snap, make_request("budget rec"), EMBEDDER.embed_query("budget"))
+    return max(int(f[3:]) for f in snap.by_id) + 1
+
+
+def test_kill_9_at_random_points_never_loses_a_committed_recording(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
     rng = random.Random(1234)
     committed: set[str] = set()
     next_id = 0
     for _ in range(12):
-        child = subprocess.Popen(
-            [sys.executable, str(Path(__file__).parent / "crash_writer.py"), str(directory),
-             str(next_id)], stdout=subprocess.PIPE, text=True, env=env)
+        child = _crash_writer(directory, next_id)
         assert child.stdout is not None
         first = child.stdout.readline()  # wait until it is committing, however slow the box
         time.sleep(rng.random() * 0.4)  # then kill at a random instant of its commit loop
         child.kill()
         out, _ = child.communicate()
-        reported = [line.split()[1] for line in (first + out).splitlines()
-                    if line.startswith("committed")]
-        committed.update(reported)
-        snap = open_snapshot(directory)  # must open, whatever instant the kill hit
-        if snap is None:
-            assert not committed
-            continue
-        assert committed <= set(snap.by_id), sorted(committed - set(snap.by_id))[:5]
-        assert snap.live_chunks == sum(r.chunk_count for r in snap.recordings)
-        next_id = max(int(f[3:]) for f in snap.by_id) + 1
+        committed.update(line.split()[1] for line in (first + out).splitlines()
+                         if line.startswith("committed"))
+        next_id = _check_after_kill(directory, committed)
     assert len(committed) >= 12
+
+
+def test_kill_9_inside_merges_never_loses_a_committed_recording(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    rng = random.Random(99)
+    committed: set[str] = set()
+    next_id = kills = 0
+    while kills < 8:
+        child = _crash_writer(directory, next_id, "--announce-merges")
+        assert child.stdout is not None
+        lines = []
+        for line in child.stdout:  # commits until a merge starts (every ten or so)
+            lines.append(line)
+            if line.startswith("merging"):
+                time.sleep(rng.random() * 0.03)  # somewhere inside that merge
+                break
+        child.kill()
+        out, _ = child.communicate()
+        kills += any(line.startswith("merging") for line in lines)
+        committed.update(line.split()[1] for line in ["".join(lines) + out][0].splitlines()
+                         if line.startswith("committed"))
+        next_id = _check_after_kill(directory, committed)
+    writer = open_writer(directory, MODEL)  # the next cycle: trusted, merged, tidy
+    put(writer, "after", 3)
+    writer.commit()
+    snap = open_snapshot(directory)
+    assert snap is not None and committed | {"after"} <= set(snap.by_id)
+    named = {f"{s.name}{suffix}" for s in snap.manifest.segments for suffix in SUFFIXES}
+    assert {p.name for p in directory.glob("seg-*")} == named
 
 
 FIXTURE_V1 = Path(__file__).parent / "fixtures" / "index-v1"  # tests/fixtures/make_index_v1.sh
@@ -280,7 +325,8 @@ def test_an_index_of_the_previous_version_is_upgraded_without_re_embedding(
     shutil.copytree(FIXTURE_V1, directory)
     old = open_snapshot(directory)
     assert old is not None and (old.manifest.schema, old.manifest.analyzer) == (1, "ascii-1")
-    assert old.segments[0].postings.lookup("kündigungsfrist")[0].size == 0  # the old cut
+    with np.load(next(directory.glob("seg-*.kw.npz"))) as kw:  # the old cut
+        assert "kündigungsfrist" not in kw["terms"] and "k" in kw["terms"]
     vectors = np.concatenate([np.asarray(s.vectors) for s in old.segments])
     hash_model = ModelInfo("mock/hash-embedder", "mock-hash-v1", 128)
     open_writer(directory, hash_model)  # what the indexer does first, every cycle
@@ -296,6 +342,44 @@ def test_an_index_of_the_previous_version_is_upgraded_without_re_embedding(
     assert search(new, make_request("budget", mode="keyword"), None)[0].file_id == "v1-english"
     assert {p.name.split(".")[0] for p in directory.glob("seg-*")} == {
         s.name for s in new.manifest.segments}  # the old segment files are gone
+
+
+FIXTURE_V2 = Path(__file__).parent / "fixtures" / "index-v2"  # tests/fixtures/make_index_v2.sh
+V2_QUERIES = ["Kündigungsfrist", "budget offsite", "予算会議", "release train", "deleted"]
+
+
+def _answers(snap: Snapshot) -> list[list[tuple[str, float, str]]]:
+    answers = []
+    for query in V2_QUERIES:
+        for mode in ("keyword", "hybrid"):
+            hits = search(snap, make_request(query, mode=mode),
+                          EMBEDDER.embed_query(query) if mode == "hybrid" else None)
+            answers.append([(h.file_id, h.score, h.snippet) for h in hits])
+    return answers
+
+
+def test_a_schema_2_index_is_read_then_converted_without_losing_anything(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    directory = tmp_path / "vector-index"
+    shutil.copytree(FIXTURE_V2, directory)
+    old = open_snapshot(directory)  # a reader before the indexer's next cycle
+    assert old is not None and old.manifest.schema == 2 and len(old.segments) == 3
+    assert "v2-gone" not in old.by_id and old.manifest.dead  # a deletion and a replacement
+    before = _answers(old)
+    vectors = {old.chunks[r].chunk_id: old.vector_of(r) for r in np.flatnonzero(old.live)}
+    with caplog.at_level("WARNING"):
+        open_writer(directory, MODEL)  # what the indexer does first, every cycle
+    assert "converting its 3 segments" in caplog.text and "nothing is embedded" in caplog.text
+    new = open_snapshot(directory)
+    assert new is not None and new.manifest.schema == SCHEMA_VERSION
+    assert new.manifest.dead == old.manifest.dead
+    assert new.recordings == old.recordings and new.live_chunks == old.live_chunks
+    assert {new.chunks[r].chunk_id: new.chunks[r] for r in np.flatnonzero(new.live)} == {
+        old.chunks[r].chunk_id: old.chunks[r] for r in np.flatnonzero(old.live)}
+    for r in np.flatnonzero(new.live):
+        np.testing.assert_array_equal(new.vector_of(r), vectors[new.chunks[r].chunk_id])
+    assert _answers(new) == before and before[0][0][0] == "v2-german"
+    assert not list(directory.glob("*.meta.json")) and not list(directory.glob("*.kw.npz"))
 
 
 def test_the_search_service_upgrades_an_old_index_when_no_indexer_runs(

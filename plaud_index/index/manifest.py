@@ -16,7 +16,9 @@ from typing import Any
 
 from ..errors import IndexCorruptError, IndexSchemaError
 
-SCHEMA_VERSION = 2  # 2: Unicode analyser (postings re-made from the stored text)
+# 2: Unicode analyser (postings re-made from the stored text); 3: per-row arrays and JSON
+# lines instead of one metadata JSON per segment, postings memory-mapped (segment_files.py)
+SCHEMA_VERSION = 3
 MANIFEST = "manifest.json"
 STAGED = "manifest.next.json"
 ANALYZER_OF_SCHEMA_1 = "ascii-1"

@@ -1,8 +1,9 @@
 """The keyword side of hybrid search: postings arrays and BM25. Pure.
 
 Postings are stored per index segment as sorted numpy arrays (``terms``,
-``offsets`` into ``rows``/``tfs``, ``doclen``), so a query term costs one
-binary search per segment and a commit writes only its own segment.
+``offsets`` into ``rows``/``tfs``, ``doclen``), memory-mapped, so a query term
+costs one binary search per segment, opening reads none of them, and a commit
+writes only its own segment.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analyzer import term_spans
+from ..errors import IndexCorruptError
 
 K1 = 1.2
 B = 0.75
@@ -26,9 +28,11 @@ class Postings:
     rows: np.ndarray  # int32 row ids within the segment
     tfs: np.ndarray  # float32 term frequencies
     doclen: np.ndarray  # int32 terms per row
+    label: str = "the keyword index"  # the file, for messages about damage
 
     def check(self, n_rows: int) -> None:
-        """Raise ``ValueError`` unless the arrays fit together and address ``n_rows`` rows."""
+        """Raise ``ValueError`` unless the arrays fit together and address ``n_rows`` rows.
+        Cheap at any size: the postings themselves are checked as a query reads them."""
         n_terms, n_postings = len(self.terms), len(self.rows)
         if len(self.offsets) != n_terms + 1 or len(self.tfs) != n_postings \
                 or len(self.doclen) != n_rows:
@@ -36,17 +40,25 @@ class Postings:
         if n_terms and (self.offsets[0] != 0 or self.offsets[-1] != n_postings
                         or (np.diff(self.offsets) < 0).any()):
             raise ValueError("postings offsets out of order")
-        if n_postings and (int(self.rows.min()) < 0 or int(self.rows.max()) >= n_rows):
-            raise ValueError("postings point at rows that do not exist")
-        if n_postings and not (np.isfinite(self.tfs).all() and (self.tfs >= 0).all()):
-            raise ValueError("term frequencies that are not finite")
 
     def lookup(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        i = int(np.searchsorted(self.terms, term))
-        if i >= len(self.terms) or self.terms[i] != term:
-            return _EMPTY_I, _EMPTY_F
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        return self.rows[lo:hi], self.tfs[lo:hi]
+        try:
+            i = int(np.searchsorted(self.terms, term))
+            if i >= len(self.terms) or self.terms[i] != term:
+                return _EMPTY_I, _EMPTY_F
+            lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+            rows, tfs = np.asarray(self.rows[lo:hi]), np.asarray(self.tfs[lo:hi])
+        except (ValueError, UnicodeError) as exc:  # bytes that are no term
+            raise self._damaged(f"{type(exc).__name__}: {exc}") from exc
+        if len(rows) and not (int(rows.min()) >= 0 and int(rows.max()) < len(self.doclen)
+                              and np.isfinite(tfs).all() and (tfs >= 0).all()):
+            raise self._damaged(f"the postings of {term!r} point at rows that do not exist")
+        return rows, tfs
+
+    def _damaged(self, why: str) -> IndexCorruptError:
+        return IndexCorruptError(f"The index file {self.label} is damaged ({why}); the "
+                                 "indexer rebuilds it from Plaud on its next cycle (or "
+                                 "delete the folder).")
 
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)

@@ -1,16 +1,20 @@
 """One committed generation of the index, in memory: what search reads. Pure.
 
-Vectors stay memory-mapped per segment; metadata is lists; liveness (after
-tombstones) is one boolean mask over all rows, and every row knows its
-recording, so filters and per-recording collapse are numpy operations.
+A segment's per-row values are arrays (memory-mapped from its files), its chunk
+text is JSON lines parsed only for the rows shown, so nothing here holds one
+Python object per chunk. Liveness (after tombstones) is one boolean mask over
+all rows and every row knows its recording, so filters and per-recording
+collapse are numpy operations.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -19,6 +23,12 @@ from .postings import Postings
 
 if TYPE_CHECKING:  # the shapes only: this module reads no file
     from .manifest import Manifest, ModelInfo
+
+SOURCE_CODES = {"transcript": 0, "notes": 1}
+NO_MS = np.iinfo(np.int64).min  # a row without a time
+# One record per row: what filters, collapse, BM25 and the chunk lines need.
+ROW = np.dtype([("rec", "<i4"), ("source", "u1"), ("start_ms", "<i8"), ("end_ms", "<i8"),
+                ("at", "<i8"), ("spk", "<i8"), ("doclen", "<i4"), ("nterms", "<i4")])
 
 
 @dataclass(frozen=True)
@@ -87,17 +97,55 @@ class IndexedRecording:
                    int(data.get("chunk_count", 0)), str(data.get("origin", "")))
 
 
+class JsonLines(Sequence[ChunkRow]):
+    """A segment's chunks: one JSON line per row in ``buffer`` (a mapped file), row r's at
+    ``starts[r]``; a row is parsed when it is read, never all of them."""
+
+    def __init__(self, buffer: Any, starts: np.ndarray, label: str) -> None:
+        self.buffer, self.starts, self.label = buffer, starts, label
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, row: int) -> ChunkRow: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[ChunkRow]: ...
+
+    def __getitem__(self, row: int | slice) -> ChunkRow | Sequence[ChunkRow]:
+        if isinstance(row, slice):
+            return [self[r] for r in range(*row.indices(len(self)))]
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        row %= len(self)
+        start = int(self.starts[row])
+        end = int(self.starts[row + 1]) if row + 1 < len(self) else len(self.buffer)
+        try:
+            return ChunkRow.from_json(json.loads(bytes(self.buffer[start:end])))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise IndexCorruptError(
+                f"The index file {self.label} is damaged (row {row}: {type(exc).__name__}); "
+                "the indexer rebuilds it from Plaud on its next cycle (or delete the "
+                "folder).") from exc
+
+
 @dataclass(frozen=True)
 class Segment:
     name: str
     seq: int
     vectors: np.ndarray  # (rows, dim) float32, memory-mapped
     postings: Postings
-    chunks: list[ChunkRow]
-    recordings: list[IndexedRecording]
+    rows: np.ndarray  # ROW per row
+    speaker_ids: np.ndarray  # int32: row r's are speaker_ids[rows["spk"][r]:next row's]
+    speakers: list[str]  # the vocabulary speaker_ids point into
+    recordings: list[IndexedRecording]  # rows["rec"] indexes this
+    chunks: Sequence[ChunkRow]  # read on demand
 
+    def __len__(self) -> int:
+        return len(self.rows)
 
-SOURCE_CODES = {"transcript": 0, "notes": 1}
+    def speaker_indptr(self) -> np.ndarray:
+        return np.append(self.rows["spk"], len(self.speaker_ids)).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -112,7 +160,8 @@ class Columns:
     source: np.ndarray  # uint8 per row: SOURCE_CODES, 255 for anything else
 
     @classmethod
-    def of(cls, chunks: list[ChunkRow]) -> Columns:
+    def of(cls, chunks: Sequence[ChunkRow]) -> Columns:
+        """From rows in memory: what a new segment stores."""
         vocab: dict[str, int] = {}
         ids: list[int] = []
         indptr = [0]
@@ -122,6 +171,21 @@ class Columns:
         return cls(list(vocab), np.array(indptr, dtype=np.int64),
                    np.array(ids, dtype=np.int32),
                    np.array([SOURCE_CODES.get(c.source, 255) for c in chunks], dtype=np.uint8))
+
+    @classmethod
+    def join(cls, segments: Sequence[Segment]) -> Columns:
+        """Every segment's columns as one, speaker ids mapped onto one vocabulary."""
+        vocab: dict[str, int] = {}
+        ids, indptr, source = [], [np.zeros(1, dtype=np.int64)], []
+        for seg in segments:
+            mapping = np.array([vocab.setdefault(n, len(vocab)) for n in seg.speakers],
+                               dtype=np.int32)
+            ids.append(mapping[seg.speaker_ids] if len(mapping) else seg.speaker_ids)
+            indptr.append(seg.speaker_indptr()[1:] + sum(len(i) for i in ids[:-1]))
+            source.append(seg.rows["source"])
+        return cls(list(vocab), np.concatenate(indptr),
+                   np.concatenate([np.zeros(0, np.int32), *ids]).astype(np.int32),
+                   np.concatenate([np.zeros(0, np.uint8), *source]))
 
     def rows_with_speaker(self, wanted: str) -> np.ndarray:
         """Rows with a speaker whose name contains ``wanted`` (case-insensitively): the
@@ -135,12 +199,37 @@ class Columns:
         return found
 
 
+class ChunkTable(Sequence[ChunkRow]):
+    """All rows of a snapshot (dead ones included) by global row number, read on demand."""
+
+    def __init__(self, segments: Sequence[Segment], offsets: np.ndarray) -> None:
+        self.segments, self.offsets = segments, offsets
+        self.total = int(offsets[-1]) + len(segments[-1]) if segments else 0
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, row: int) -> ChunkRow: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[ChunkRow]: ...
+
+    def __getitem__(self, row: int | slice) -> ChunkRow | Sequence[ChunkRow]:
+        if isinstance(row, slice):
+            return [self[r] for r in range(*row.indices(len(self)))]
+        row = int(row)
+        if not 0 <= row < self.total:
+            raise IndexError(row)
+        i = int(np.searchsorted(self.offsets, row, side="right")) - 1
+        return self.segments[i].chunks[row - int(self.offsets[i])]
+
+
 @dataclass(frozen=True)
 class Snapshot:
     manifest: Manifest
     segments: list[Segment]
-    offsets: list[int]  # global row offset of each segment
-    chunks: list[ChunkRow]  # all rows, dead ones included (masked by ``live``)
+    offsets: np.ndarray  # int64: global row number of each segment's first row
+    chunks: ChunkTable  # all rows, dead ones included (masked by ``live``)
     live: np.ndarray  # bool per row
     row_recording: np.ndarray  # int32 per row: index into ``recordings`` (-1 if dead)
     recordings: list[IndexedRecording]  # live recordings only
@@ -161,56 +250,76 @@ class Snapshot:
     @cached_property
     def doclen(self) -> np.ndarray:
         """Every row's BM25 document length, once per snapshot (not once per query)."""
-        parts = [seg.postings.doclen for seg in self.segments]
-        return np.concatenate(parts).astype(np.float32) if parts else \
-            np.zeros(0, dtype=np.float32)
+        return np.concatenate([np.zeros(0, np.float32)] + [
+            seg.rows["doclen"].astype(np.float32) for seg in self.segments])
 
     @cached_property
     def columns(self) -> Columns:
         """Built on first use (the first filtered query), then kept with the snapshot."""
-        return Columns.of(self.chunks)
+        return Columns.join(self.segments)
+
+    @cached_property
+    def created_s(self) -> np.ndarray:
+        """Each live recording's creation instant, seconds since the epoch, for date
+        filters (one comparison per recording instead of a date per query)."""
+        return np.array([r.created.timestamp() for r in self.recordings], dtype=np.float64)
+
+    @cached_property
+    def folder_recordings(self) -> np.ndarray:
+        return np.array([r.source_kind == "folder" for r in self.recordings], dtype=bool)
 
     @classmethod
     def build(cls, manifest: Manifest, segments: list[Segment]) -> Snapshot:
+        """A row is live when its segment is at least as new as its recording's tombstone;
+        a recording is live when its segment is."""
         dead = manifest.dead
         recordings: list[IndexedRecording] = []
         by_id: dict[str, int] = {}
+        parts = [np.zeros(0, dtype=np.int32)]
         for seg in segments:
-            for rec in seg.recordings:
+            local = np.full(len(seg.recordings), -1, dtype=np.int32)
+            for i, rec in enumerate(seg.recordings):
                 if seg.seq >= dead.get(rec.file_id, 0):
-                    by_id[rec.file_id] = len(recordings)
+                    by_id[rec.file_id] = local[i] = len(recordings)
                     recordings.append(rec)
-        chunks: list[ChunkRow] = []
-        offsets: list[int] = []
-        row_recording: list[int] = []
-        for seg in segments:
-            offsets.append(len(chunks))
-            for chunk in seg.chunks:
-                alive = seg.seq >= dead.get(chunk.file_id, 0)
-                row_recording.append(by_id.get(chunk.file_id, -1) if alive else -1)
-            chunks.extend(seg.chunks)
-        rows = np.array(row_recording, dtype=np.int32)
-        return cls(manifest, segments, offsets, chunks, rows >= 0, rows, recordings, by_id)
+            parts.append(local[seg.rows["rec"]] if len(local) else
+                         np.full(len(seg), -1, dtype=np.int32))
+        rows = np.concatenate(parts)
+        offsets = np.cumsum([0] + [len(s) for s in segments[:-1]], dtype=np.int64) \
+            if segments else np.zeros(0, dtype=np.int64)
+        return cls(manifest, segments, offsets, ChunkTable(segments, offsets), rows >= 0,
+                   rows, recordings, by_id)
 
     def cosine(self, query: np.ndarray) -> np.ndarray:
         """Dot products of the (normalised) query with every row; dead rows included."""
-        parts = [np.asarray(seg.vectors @ query, dtype=np.float32) for seg in self.segments
-                 if len(seg.chunks)]
-        scores = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
-        if not np.isfinite(scores).all():  # damaged vector bytes must never reach a score
-            bad = next(seg.name for seg, part in zip(
-                [s for s in self.segments if len(s.chunks)], parts, strict=True)
-                if not np.isfinite(part).all())
-            raise IndexCorruptError(f"The index file {bad}.vec.npy holds vectors that are "
-                                    "not numbers (damaged); the indexer rebuilds it from "
-                                    "Plaud on its next cycle (or delete the folder).")
+        scores = np.empty(len(self.chunks), dtype=np.float32)
+        for seg, off in zip(self.segments, self.offsets, strict=True):
+            if len(seg):
+                part = scores[off:off + len(seg)]
+                np.matmul(seg.vectors, query.astype(np.float32, copy=False), out=part)
+                if not np.isfinite(part).all():  # damaged bytes must never reach a score
+                    raise IndexCorruptError(
+                        f"The index file {seg.name}.vec.npy holds vectors that are not "
+                        "numbers (damaged); the indexer rebuilds it from Plaud on its next "
+                        "cycle (or delete the folder).")
         return scores
 
     def keyword_segments(self) -> list[tuple[Postings, int]]:
-        return [(seg.postings, off) for seg, off in zip(self.segments, self.offsets, strict=True)]
+        return [(seg.postings, int(off)) for seg, off in zip(self.segments, self.offsets,
+                                                             strict=True)]
+
+    def rows_of(self, index: int, source: str | None = None) -> np.ndarray:
+        """The live rows of recording ``index`` (into ``recordings``), in order; of one
+        ``source`` ("transcript", "notes") if given."""
+        rows = np.flatnonzero(self.row_recording == index)
+        if source is not None:
+            rows = rows[self.columns.source[rows] == SOURCE_CODES[source]]
+        return rows
+
+    def chunks_of(self, index: int, source: str | None = None) -> list[ChunkRow]:
+        """The chunks of ``rows_of``, read (only these rows' lines are parsed)."""
+        return [self.chunks[int(r)] for r in self.rows_of(index, source)]
 
     def vector_of(self, row: int) -> np.ndarray:
-        for seg, off in zip(reversed(self.segments), reversed(self.offsets), strict=True):
-            if row >= off:
-                return np.asarray(seg.vectors[row - off])
-        raise IndexError(row)
+        i = int(np.searchsorted(self.offsets, row, side="right")) - 1
+        return np.asarray(self.segments[i].vectors[row - int(self.offsets[i])])

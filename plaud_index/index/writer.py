@@ -6,10 +6,8 @@ number of readers open snapshots meanwhile and never see a torn state.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -20,8 +18,9 @@ import numpy as np
 
 from ..analyzer import VERSION as ANALYZER
 from ..errors import IndexCorruptError
-from ..fsio import atomic_file, fsync_dir, write_json_atomic
+from ..fsio import fsync_dir, write_json_atomic
 from ..models import Chunk
+from . import segment_files
 from .manifest import (
     MANIFEST,
     SCHEMA_VERSION,
@@ -31,25 +30,15 @@ from .manifest import (
     SegmentEntry,
     read_manifest,
 )
-from .postings import build_postings
+from .merge import merge, plan_merge
+from .segment_files import write_segment
 from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
-from .store import SUFFIXES, file_records, load_segment, load_segments, verify_checksums
+from .store import FIRST_ARRAY_SCHEMA, load_segments
+from .trust import Trust
 
 log = logging.getLogger(__name__)
 
-MAX_SEGMENTS = 12
-MAX_DEAD_FRACTION = 0.3
-
 Clock = Callable[[], float]
-# Segment files whose checksums this process has verified, by inode, mtime and size: our
-# files are never rewritten, so a daemon checks each once, and again only if something
-# else wrote to it (``indexer --once`` checks them all every run).
-_VERIFIED: set[tuple[object, ...]] = set()
-
-
-def _identity(directory: Path, name: str) -> tuple[object, ...]:
-    stats = [(directory / f"{name}{suffix}").stat() for suffix in SUFFIXES]
-    return (directory, name, *((st.st_ino, st.st_mtime_ns, st.st_size) for st in stats))
 
 
 def _iso(ts: float) -> str:
@@ -110,19 +99,17 @@ class IndexWriter:
         now = _iso(clock())
         self.manifest = manifest or Manifest(model=model, analyzer=ANALYZER, created_at=now,
                                              updated_at=now)
+        self.trust = Trust(directory, clock)
         try:
             segments = load_segments(directory, self.manifest)
+            self.trust.verify(self.manifest.segments)
         except FileNotFoundError as exc:  # the writer holds the lock: nothing races it
             raise IndexCorruptError(f"The index file {exc.filename} is missing.") from exc
-        for entry in self.manifest.segments:
-            key = _identity(directory, entry.name)
-            if key not in _VERIFIED:
-                verify_checksums(directory, entry)
-                _VERIFIED.add(key)
         self.snapshot = Snapshot.build(self.manifest, segments)
         self._pending: dict[str, tuple[IndexedRecording, list[Chunk], np.ndarray]] = {}
         self._deletes: set[str] = set()
-        self._rows_by_chunk: dict[str, int] | None = None
+        self._known: dict[str, dict[str, int]] = {}
+        self.merges = 0
 
     @property
     def rebuilding(self) -> bool:
@@ -136,12 +123,16 @@ class IndexWriter:
         """Committed recordings as this writer's target index knows them."""
         return {r.file_id: r for r in self.snapshot.recordings}
 
-    def known_vector(self, chunk_id: str) -> np.ndarray | None:
-        """The committed vector of a live chunk with this id, so it is not embedded again."""
-        if self._rows_by_chunk is None:
-            self._rows_by_chunk = {c.chunk_id: row for row, c in enumerate(self.snapshot.chunks)
-                                   if self.snapshot.live[row]}
-        row = self._rows_by_chunk.get(chunk_id)
+    def known_vector(self, chunk: Chunk) -> np.ndarray | None:
+        """The committed vector of this chunk of a live recording, so it is not embedded
+        again. Only that recording's rows are read."""
+        rows = self._known.get(chunk.file_id)
+        if rows is None:
+            index = self.snapshot.by_id.get(chunk.file_id)
+            rows = {} if index is None else {self.snapshot.chunks[int(r)].chunk_id: int(r)
+                                             for r in self.snapshot.rows_of(index)}
+            self._known[chunk.file_id] = rows
+        row = rows.get(chunk.chunk_id)
         return None if row is None else self.snapshot.vector_of(row)
 
     def put(self, recording: IndexedRecording, chunks: Sequence[Chunk],
@@ -158,7 +149,8 @@ class IndexWriter:
             self._deletes.add(file_id)
 
     def commit(self) -> bool:
-        """Make everything put/deleted so far durable and visible. False if nothing to do."""
+        """Make everything put/deleted so far durable and visible, then merge what the
+        policy asks for. False if there was nothing to do."""
         if not self.pending:
             return False
         seq = self.manifest.next_seq
@@ -170,19 +162,63 @@ class IndexWriter:
                 dead[file_id] = seq
         if self._pending:
             recs = [rec for rec, _, _ in self._pending.values()]
-            chunks = [c for _, cs, _ in self._pending.values() for c in cs]
-            vectors = np.concatenate([v for _, _, v in self._pending.values()]) if chunks \
-                else np.zeros((0, self.model.dim), dtype=np.float32)
-            rows = [ChunkRow.from_chunk(c) for c in chunks]
-            entry = self._write_segment(seq, rows, recs, vectors)
+            chunks = [ChunkRow.from_chunk(c) for _, cs, _ in self._pending.values() for c in cs]
+            vectors = np.concatenate([np.zeros((0, self.model.dim), np.float32)]
+                                     + [v for _, _, v in self._pending.values()])
+            entry = write_segment(self.directory, seq, self.model, chunks, recs, vectors)
+            self.trust.vouch(entry)
             entries.append(entry)
-            loaded.append(load_segment(self.directory, entry))
+            loaded.append(segment_files.load_segment(self.directory, entry))
         self._publish(entries, loaded, dead, seq + 1)
         self._pending.clear()
         self._deletes.clear()
-        if self._needs_compaction():
-            self.compact()
+        self.merge_tiers()
         return True
+
+    def merge_tiers(self) -> None:
+        """Merge until the policy is content (one merge can make the next tier full)."""
+        while positions := plan_merge(*self._sizes()):
+            self._merge(positions)
+
+    def compact(self) -> None:
+        """Fold every live row into one segment; drop the tombstones."""
+        if self.snapshot.segments:
+            self._merge(list(range(len(self.snapshot.segments))))
+
+    def _sizes(self) -> tuple[list[int], list[int]]:
+        snap = self.snapshot
+        alive = np.concatenate([[0], np.cumsum(snap.live, dtype=np.int64)])
+        ends = [int(off) + len(seg) for seg, off in zip(snap.segments, snap.offsets,
+                                                        strict=True)]
+        return [len(s) for s in snap.segments], [
+            int(alive[end] - alive[int(off)]) for end, off in zip(ends, snap.offsets,
+                                                                  strict=True)]
+
+    def _merge(self, positions: list[int]) -> None:
+        snap, dead = self.snapshot, self.manifest.dead
+        seq = self.manifest.next_seq
+        chosen = [snap.segments[p] for p in positions]
+        keeps = [np.asarray(snap.live[int(snap.offsets[p]):int(snap.offsets[p]) + len(seg)])
+                 for p, seg in zip(positions, chosen, strict=True)]
+        kept_recordings = [np.array([seg.seq >= dead.get(r.file_id, 0) for r in seg.recordings],
+                                    dtype=bool) for seg in chosen]
+        entry = merge(self.directory, seq, self.model, chosen, keeps, kept_recordings)
+        others = [p for p in range(len(snap.segments)) if p not in set(positions)]
+        entries = [self.manifest.segments[p] for p in others]
+        loaded = [snap.segments[p] for p in others]
+        if entry is not None:
+            self.trust.vouch(entry)
+            entries.append(entry)
+            loaded.append(segment_files.load_segment(self.directory, entry))
+        # a tombstone matters while an older segment still holds the recording
+        held = [(seg.seq, {r.file_id for r in seg.recordings}) for seg in loaded]
+        tombstones = {f: s for f, s in dead.items()
+                      if any(seq_ < s and f in ids for seq_, ids in held)}
+        self._publish(entries, loaded, tombstones, seq + 1)
+        self.merges += 1
+        log.info("Merged %d segments (%d rows) into %s (%d rows)", len(chosen),
+                 sum(len(s) for s in chosen), entry.name if entry else "nothing",
+                 entry.rows if entry else 0)
 
     def promote(self) -> None:
         """A completed re-index for a new model becomes the live index."""
@@ -201,66 +237,28 @@ class IndexWriter:
         log.info("The re-index for %s is complete and now live", self.model.model_id)
         self._collect_garbage()
 
-    def compact(self) -> None:
-        """Fold every live row into one new segment; drop the tombstones."""
-        snap = self.snapshot
-        seq = self.manifest.next_seq
-        rows = [c for i, c in enumerate(snap.chunks) if snap.live[i]]
-        parts = [np.asarray(seg.vectors)[snap.live[off:off + len(seg.chunks)]]
-                 for seg, off in zip(snap.segments, snap.offsets, strict=True)]
-        vectors = np.concatenate([np.zeros((0, self.model.dim), np.float32), *parts])
-        entry = self._write_segment(seq, rows, snap.recordings, vectors)
-        self._publish([entry], [load_segment(self.directory, entry)], {}, seq + 1)
-        log.info("Compacted the index into %s (%d chunks)", entry.name, len(rows))
-
     def upgrade(self) -> None:
-        """Bring an index of an older schema up to this one without re-embedding: the
-        postings are made again from the stored chunk text with today's analyser; the
-        vectors and metadata files are shared (hard links) with the old segments."""
-        if self.manifest.analyzer == ANALYZER and self.manifest.schema == SCHEMA_VERSION:
+        """Bring an index of an older schema or analyser up to this one without
+        re-embedding: each segment is written again in today's format from its own rows
+        (vectors kept; postings made again only when the analyser changed)."""
+        old = self.manifest
+        if old.analyzer == ANALYZER and old.schema == SCHEMA_VERSION:
             return
-        log.warning("The index at %s was made by an older version (schema %d, analyser %s): "
-                    "re-tokenising %d chunks for the %s analyser (vectors are kept)",
-                    self.directory, self.manifest.schema, self.manifest.analyzer,
-                    len(self.snapshot.chunks), ANALYZER)
+        log.warning("The index at %s was written by an older version (schema %d, analyser "
+                    "%s): converting its %d segments (%d chunks) to schema %d with the %s "
+                    "analyser; the vectors are kept, nothing is embedded again",
+                    self.directory, old.schema, old.analyzer, len(old.segments),
+                    len(self.snapshot.chunks), SCHEMA_VERSION, ANALYZER)
+        retokenise = old.schema >= FIRST_ARRAY_SCHEMA and old.analyzer != ANALYZER
         entries, loaded = [], []
         for seg in self.snapshot.segments:
-            name = f"seg-{seg.seq:06d}-{secrets.token_hex(4)}"
-            for suffix in (".vec.npy", ".meta.json"):
-                os.link(self.directory / f"{seg.name}{suffix}", self.directory / f"{name}{suffix}")
-            self._write_postings(name, [c.text for c in seg.chunks])
-            fsync_dir(self.directory)
-            entry = SegmentEntry(name, seg.seq, len(seg.chunks), file_records(self.directory, name))
+            entry = write_segment(self.directory, seg.seq, self.model, list(seg.chunks),
+                                  seg.recordings, seg.vectors,
+                                  None if retokenise else seg.postings)
+            self.trust.vouch(entry)
             entries.append(entry)
-            loaded.append(load_segment(self.directory, entry))
-        self._publish(entries, loaded, dict(self.manifest.dead), self.manifest.next_seq)
-
-    def _needs_compaction(self) -> bool:
-        total = len(self.snapshot.chunks)
-        dead_rows = total - self.snapshot.live_chunks
-        return len(self.manifest.segments) > MAX_SEGMENTS or (
-            total > 0 and dead_rows / total > MAX_DEAD_FRACTION)
-
-    def _write_postings(self, name: str, texts: list[str]) -> None:
-        with atomic_file(self.directory / f"{name}.kw.npz") as fh:
-            postings = build_postings(texts)
-            np.savez(fh, terms=postings.terms, offsets=postings.offsets, rows=postings.rows,
-                     tfs=postings.tfs, doclen=postings.doclen)
-
-    def _write_segment(self, seq: int, rows: list[ChunkRow], recordings: list[IndexedRecording],
-                       vectors: np.ndarray) -> SegmentEntry:
-        name = f"seg-{seq:06d}-{secrets.token_hex(4)}"
-        meta = {"seq": seq, "model": self.model.to_json(),
-                "chunks": [r.to_json() for r in rows],
-                "recordings": [r.to_json() for r in recordings]}
-        with atomic_file(self.directory / f"{name}.vec.npy") as fh:
-            np.save(fh, np.ascontiguousarray(vectors, dtype=np.float32))
-        self._write_postings(name, [r.text for r in rows])
-        with atomic_file(self.directory / f"{name}.meta.json") as fh:
-            fh.write(json.dumps(meta, separators=(",", ":")).encode())
-        fsync_dir(self.directory)
-        _VERIFIED.add(_identity(self.directory, name))
-        return SegmentEntry(name, seq, len(rows), file_records(self.directory, name))
+            loaded.append(segment_files.load_segment(self.directory, entry))
+        self._publish(entries, loaded, dict(old.dead), old.next_seq)
 
     def _publish(self, entries: list[SegmentEntry], loaded: list[Segment],
                  dead: dict[str, int], next_seq: int) -> None:
@@ -272,22 +270,31 @@ class IndexWriter:
                                              "chunks": snapshot.live_chunks})
         write_json_atomic(self.directory / self.target, manifest.to_json())
         self.manifest, self.snapshot = manifest, replace(snapshot, manifest=manifest)
-        self._rows_by_chunk = None
+        self._known = {}
         self._collect_garbage()
+
+    def _referenced(self) -> set[str] | None:
+        """Segments either manifest names; ``None`` if one cannot be read (then nothing
+        it may name is touched until it is replaced)."""
+        referenced: set[str] = set()
+        for name in (MANIFEST, STAGED):
+            try:
+                manifest = read_manifest(self.directory / name)
+            except IndexCorruptError:
+                return None
+            if manifest:
+                referenced.update(s.name for s in manifest.segments)
+        return referenced
 
     def _collect_garbage(self) -> None:
         """Remove segment files no manifest names, and temp files of crashed writers.
 
         Safe while readers run: a reader that opened a segment keeps its mapping, and
         one that read an older manifest retries when a file it names is gone."""
-        referenced: set[str] = set()
-        for name in (MANIFEST, STAGED):
-            try:
-                manifest = read_manifest(self.directory / name)
-            except IndexCorruptError:
-                return  # files a damaged manifest may name are left alone until it is replaced
-            if manifest:
-                referenced.update(s.name for s in manifest.segments)
+        referenced = self._referenced()
+        if referenced is None:
+            return
+        self.trust.save(referenced)
         for path in self.directory.iterdir():
             stem = path.name.split(".", 1)[0]
             try:
