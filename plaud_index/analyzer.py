@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 
 VERSION = "unicode-1"  # recorded in the index: a different analyser means re-tokenising
 MAX_TERM_CHARS = 40
@@ -162,11 +163,26 @@ def term_spans(text: str, *, query: bool = False) -> Iterator[tuple[int, str]]:
     """``(offset in text, term)`` for every term, in order. Offsets point into the
     original text (at the start of the word, or of the character for bigrams)."""
     for match in _WORD.finditer(text):
+        start = match.start()
         raw = match.group()
-        word = normalize(raw)
-        same_length = len(word) == len(raw)
-        for offset, term in _word_terms(word, query=query):
-            yield match.start() + (offset if same_length else 0), term
+        terms = _cached_word_terms(raw, query) if len(raw) <= CACHED_WORD_CHARS else \
+            _raw_word_terms(raw, query)
+        for offset, term in terms:
+            yield start + offset, term
+
+
+def _raw_word_terms(raw: str, query: bool) -> tuple[tuple[int, str], ...]:
+    """The terms of one word as it appears in text, offsets inside it."""
+    word = normalize(raw)
+    same_length = len(word) == len(raw)
+    return tuple((offset if same_length else 0, term)
+                 for offset, term in _word_terms(word, query=query))
+
+
+# Pure, so cached: words repeat (Zipf), and snippets analyse every chunk a result shows.
+# Long "words" (a run of text without spaces) are not kept.
+CACHED_WORD_CHARS = 64
+_cached_word_terms = lru_cache(maxsize=1 << 16)(_raw_word_terms)
 
 
 def tokenize(text: str) -> list[str]:

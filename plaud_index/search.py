@@ -27,6 +27,7 @@ from .index.postings import bm25
 from .index.snapshot import SOURCE_CODES, Snapshot
 from .models import Hit, Moment
 from .snippets import make_snippet, speaker_lines
+from .topk import masked, rescale_top, top_k
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 25
@@ -178,7 +179,8 @@ def similarities(snapshot: Snapshot, request: SearchRequest,
     mode or a missing vector leaves the semantic side out."""
     if request.mode == "keyword" or query_vector is None or not len(snapshot.chunks):
         return None
-    clipped: np.ndarray = np.clip(snapshot.cosine(query_vector), 0.0, 1.0)
+    scores = snapshot.cosine(query_vector)
+    clipped: np.ndarray = np.clip(scores, 0.0, 1.0, out=scores)
     return clipped
 
 
@@ -191,33 +193,15 @@ def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray |
     if request.mode != "vector" and n:
         raw = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask,
                    snapshot.doclen)
-        top = float(raw[mask].max()) if mask.any() else 0.0
+        top = float(masked(raw, mask).max()) if mask.any() else 0.0
         keyword = raw / top if top > 0 else raw
     if dense is None:
         fused = keyword if request.mode != "vector" else np.zeros(n, dtype=np.float32)
     elif request.mode == "vector":
         fused = dense
     else:
-        fused = VECTOR_WEIGHT * rescale_top(dense, mask) + (1 - VECTOR_WEIGHT) * keyword
-    return np.where(mask, fused, -1.0).astype(np.float32)
-
-
-def rescale_top(values: np.ndarray, mask: np.ndarray, top: int = CANDIDATES) -> np.ndarray:
-    """Map the ``top`` best masked values onto [0, 1] (everything below them to 0).
-
-    Cosine similarities of one query sit in a narrow band (say 0.15-0.55), so raw
-    cosine barely moves a fused score; spreading the candidates' band lets the
-    semantic signal reorder them."""
-    candidates = values[mask]
-    if candidates.size == 0:
-        return values
-    k = min(top, candidates.size)
-    lo = float(np.partition(candidates, candidates.size - k)[candidates.size - k])
-    hi = float(candidates.max())
-    if hi <= lo:
-        return np.zeros_like(values)
-    scaled: np.ndarray = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
-    return scaled
+        fused = VECTOR_WEIGHT * rescale_top(dense, mask, CANDIDATES) + (1 - VECTOR_WEIGHT) * keyword
+    return np.where(mask, fused, np.float32(-1.0)).astype(np.float32, copy=False)
 
 
 @dataclass(frozen=True)
@@ -241,11 +225,10 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
     if not mask.any():
         return Ranking([], None)
     dense = similarities(snapshot, request, query_vector)
-    best = float(dense[mask].max()) if dense is not None else None
+    best = float(masked(dense, mask).max()) if dense is not None else None
     scores = chunk_scores(snapshot, request, dense, mask)
-    k = min(CANDIDATES, int(mask.sum()))
-    top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.argsort(-scores[top], kind="stable")]
+    top = top_k(scores, min(CANDIDATES, int(mask.sum())))
+    top = top[np.lexsort((top, -scores[top]))]  # best first; ties in row order
     terms = set(query_terms(request.query))
     by_recording: dict[int, list[int]] = {}
     for row in top:

@@ -23,7 +23,7 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "analyzer", "chunker", "search", "render", "health", "redact",
-        "progress", "snippets", "clock", "browse", "transcript",
+        "progress", "snippets", "clock", "browse", "transcript", "topk",
         "sync_policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings"}
 IO_MODULES = {"os", "socket", "urllib.request", "urllib.error", "http", "subprocess", "fcntl",
               "time", "sqlite3", "shutil", "tempfile", "threading", "pathlib", "io", "asyncio",

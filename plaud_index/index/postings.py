@@ -111,19 +111,28 @@ def bm25(
     if doclen is None:
         doclen = np.concatenate([p.doclen for p, _ in segments]).astype(np.float32)
     n_live = int(live.sum())
-    avgdl = float(doclen[live].mean()) or 1.0
+    everything = n_live == len(live)  # no filter: no row of a posting list to drop
+    avgdl = float((doclen if everything else doclen[live]).mean()) or 1.0
     for term in terms:
         hits = [(p.lookup(term), offset) for p, offset in segments]
-        rows = np.concatenate([r + offset for (r, _), offset in hits])
+        rows = np.concatenate([r + offset if offset else r for (r, _), offset in hits])
         if not len(rows):
             continue
         tfs = np.concatenate([t for (_, t), _ in hits])
-        keep = live[rows]
-        rows, tfs = rows[keep], tfs[keep]
+        if not everything:
+            keep = live[rows]
+            rows, tfs = rows[keep], tfs[keep]
         df = len(rows)
         if not df:
             continue
         idf = np.log(1 + (n_live - df + 0.5) / (df + 0.5))
-        norm = K1 * (1 - B + B * doclen[rows] / avgdl)
-        scores[rows] += idf * tfs * (K1 + 1) / (tfs + norm)
+        # idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)), in place: these
+        # arrays are as long as the term's posting list (every row, for a common word)
+        norm = doclen[rows]
+        norm *= np.float32(K1 * B / avgdl)
+        norm += np.float32(K1 * (1 - B))
+        norm += tfs
+        part = tfs * np.float32(idf * (K1 + 1))
+        part /= norm
+        scores[rows] += part
     return scores
