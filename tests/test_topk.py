@@ -34,4 +34,4 @@ def test_rescale_top_maps_the_candidates_band_onto_0_1() -> None:
     values = np.array([0.1, 0.5, 0.3, 0.9, 0.2], dtype=np.float32)
     mask = np.array([True, True, True, True, False])
     scaled = rescale_top(values, mask, 3)
-    np.testing.assert_allclose(scaled, [0.0, 0.5, 0.0, 1.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(scaled, [0.0, 1 / 3, 0.0, 1.0, 0.0], atol=1e-6)  # 0.3..0.9
