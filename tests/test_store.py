@@ -19,10 +19,12 @@ from helpers import indexed, make_chunks
 from plaud_index.config import build_config
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
+from plaud_index.index import files as files_module
+from plaud_index.index import trust as trust_module
 from plaud_index.index.manifest import MANIFEST, SCHEMA_VERSION, STAGED, ModelInfo
 from plaud_index.index.merge import MERGE_FACTOR
 from plaud_index.index.segment_files import SUFFIXES
-from plaud_index.index.snapshot import Snapshot
+from plaud_index.index.snapshot import ChunkRow, Snapshot
 from plaud_index.index.store import manifest_key, open_snapshot
 from plaud_index.index.writer import IndexWriter, open_writer
 from plaud_index.search import make_request, search
@@ -217,6 +219,7 @@ def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
     errors: list[BaseException] = []
     seen: list[int] = []
     stop = threading.Event()
+    first = open_snapshot(tmp_path)  # held across every merge below
 
     def read() -> None:
         while not stop.is_set():
@@ -227,6 +230,8 @@ def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
                 assert snap.live_chunks == 5 * len(snap.recordings)
                 query = EMBEDDER.embed(["budget"])[0]
                 assert len(snap.cosine(query)) == len(snap.chunks)
+                hits = search(snap, make_request("budget plan"), query)
+                assert hits and all(m.snippet for h in hits for m in h.moments)
                 seen.append(snap.generation)
             except BaseException as exc:  # noqa: BLE001 - collected for the assert below
                 errors.append(exc)
@@ -244,6 +249,56 @@ def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
         t.join()
     assert not errors, errors[:3]
     assert len(set(seen)) > 5  # readers really did observe many generations
+    assert writer.merges >= 3  # and merges retired segments under them
+    assert first is not None and [c.text for c in first.chunks] == [
+        f"budget plan seed part {i}" for i in range(5)]  # its files are gone; its maps live
+    assert not any(p.name.startswith(first.segments[0].name) for p in tmp_path.iterdir())
+
+
+def test_opening_an_index_parses_no_chunk(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    for i in range(30):
+        put(writer, f"r{i}", 20)
+        writer.commit()
+    parsed: list[object] = []
+    original = ChunkRow.from_json
+    monkeypatch.setattr(ChunkRow, "from_json",
+                        classmethod(lambda cls, d: parsed.append(d) or original(d)))
+    snap = open_snapshot(tmp_path)
+    again = open_writer(tmp_path, MODEL)  # what a quiet indexer cycle does
+    assert snap is not None and len(again.recordings()) == 30 and snap.live_chunks == 600
+    assert parsed == []  # per-row data is arrays; chunk lines wait for a result to show them
+    hits = search(snap, make_request("budget", limit=2), None)
+    assert len(hits) == 2 and 0 < len(parsed) <= 2 * 3 + 2
+
+
+def test_checksums_are_trusted_across_processes_and_decay_is_scrubbed_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    writer = open_writer(tmp_path, MODEL)
+    for i in range(4):
+        put(writer, f"r{i}", 30)
+        writer.commit()
+    reads: list[Path] = []
+    original = files_module.crc32_of
+    monkeypatch.setattr(files_module, "crc32_of", lambda p: reads.append(p) or original(p))
+    open_writer(tmp_path, MODEL)
+    assert reads == []  # every file was checked by the writer that wrote it
+    vectors = next(tmp_path.glob("seg-*.vec.npy"))
+    stat = vectors.stat()
+    data = bytearray(vectors.read_bytes())
+    data[-7] ^= 0x10  # decay: one bit, same size, same mtime, same inode
+    with vectors.open("r+b") as fh:
+        fh.write(data)
+    os.utime(vectors, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    monkeypatch.setattr(trust_module, "SCRUB_BYTES", 20_000)  # a few files per open
+    for _ in range(40):
+        with caplog.at_level("ERROR"):
+            again = open_writer(tmp_path, MODEL)
+        if again.rebuilding:
+            break
+    assert again.rebuilding and f"{vectors.name} is damaged" in caplog.text
 
 
 def _crash_writer(directory: Path, start: int, *flags: str) -> subprocess.Popen[str]:

@@ -106,5 +106,10 @@ class Trust:
         before = len(self.checked)
         self.checked = {k: v for k, v in self.checked.items() if k in keep}
         if self.changed or len(self.checked) != before:
-            write_json_atomic(self.directory / VERIFIED, {"segments": self.checked})
+            try:
+                write_json_atomic(self.directory / VERIFIED, {"segments": self.checked})
+            except OSError as exc:  # a full or read-only disk: only this cache is lost
+                log.warning("Cannot record the checked index files in %s (%s); they are "
+                            "checked again next time", VERIFIED, exc)
+                return
             self.changed = False

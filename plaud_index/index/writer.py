@@ -105,6 +105,7 @@ class IndexWriter:
             self.trust.verify(self.manifest.segments)
         except FileNotFoundError as exc:  # the writer holds the lock: nothing races it
             raise IndexCorruptError(f"The index file {exc.filename} is missing.") from exc
+        self.trust.save(self._referenced() or {e.name for e in self.manifest.segments})
         self.snapshot = Snapshot.build(self.manifest, segments)
         self._pending: dict[str, tuple[IndexedRecording, list[Chunk], np.ndarray]] = {}
         self._deletes: set[str] = set()
