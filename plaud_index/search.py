@@ -187,20 +187,27 @@ def similarities(snapshot: Snapshot, request: SearchRequest,
 def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray | None,
                  mask: np.ndarray) -> np.ndarray:
     """One fused score in [0, 1] per row from the ``similarities`` (``dense``, ``None`` for
-    keyword only) and BM25; rows outside ``mask`` get -1."""
+    keyword only) and BM25; rows outside ``mask`` get -1. Arrays of every row are made
+    once and updated in place (at a million rows each pass costs about a millisecond)."""
     n = len(snapshot.chunks)
     keyword: np.ndarray = np.zeros(n, dtype=np.float32)
     if request.mode != "vector" and n:
-        raw = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask,
-                   snapshot.doclen)
-        top = float(masked(raw, mask).max()) if mask.any() else 0.0
-        keyword = raw / top if top > 0 else raw
+        keyword = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask,
+                       snapshot.doclen)
+        top = float(masked(keyword, mask).max()) if mask.any() else 0.0
+        if top > 0:
+            keyword /= np.float32(top)
     if dense is None:
         fused = keyword if request.mode != "vector" else np.zeros(n, dtype=np.float32)
     elif request.mode == "vector":
         fused = dense
     else:
-        fused = VECTOR_WEIGHT * rescale_top(dense, mask, CANDIDATES) + (1 - VECTOR_WEIGHT) * keyword
+        fused = rescale_top(dense, mask, CANDIDATES)
+        fused *= np.float32(VECTOR_WEIGHT)
+        keyword *= np.float32(1 - VECTOR_WEIGHT)
+        fused += keyword
+    if mask.all():
+        return fused
     return np.where(mask, fused, np.float32(-1.0)).astype(np.float32, copy=False)
 
 

@@ -41,10 +41,12 @@ def rescale_top(values: np.ndarray, mask: np.ndarray, top: int) -> np.ndarray:
     semantic signal reorder them."""
     candidates = masked(values, mask)
     if candidates.size == 0:
-        return values
+        return np.zeros_like(values)
     best = candidates[top_k(candidates, min(top, candidates.size))]
     lo, hi = float(best.min()), float(best.max())
     if hi <= lo:
         return np.zeros_like(values)
-    scaled: np.ndarray = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+    scaled: np.ndarray = values - np.float32(lo)
+    scaled *= np.float32(1 / (hi - lo))
+    np.clip(scaled, 0.0, 1.0, out=scaled)
     return scaled

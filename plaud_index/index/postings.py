@@ -50,8 +50,9 @@ class Postings:
             rows, tfs = np.asarray(self.rows[lo:hi]), np.asarray(self.tfs[lo:hi])
         except (ValueError, UnicodeError) as exc:  # bytes that are no term
             raise self._damaged(f"{type(exc).__name__}: {exc}") from exc
-        if len(rows) and not (int(rows.min()) >= 0 and int(rows.max()) < len(self.doclen)
-                              and np.isfinite(tfs).all() and (tfs >= 0).all()):
+        # rows ascend within a term, so the ends bound them all; a damaged list that does
+        # not ascend fails where it is used (``bm25``), still as damage
+        if len(rows) and not (int(rows[0]) >= 0 and int(rows[-1]) < len(self.doclen)):
             raise self._damaged(f"the postings of {term!r} point at rows that do not exist")
         return rows, tfs
 
@@ -114,25 +115,38 @@ def bm25(
     everything = n_live == len(live)  # no filter: no row of a posting list to drop
     avgdl = float((doclen if everything else doclen[live]).mean()) or 1.0
     for term in terms:
-        hits = [(p.lookup(term), offset) for p, offset in segments]
-        rows = np.concatenate([r + offset if offset else r for (r, _), offset in hits])
-        if not len(rows):
-            continue
-        tfs = np.concatenate([t for (_, t), _ in hits])
-        if not everything:
-            keep = live[rows]
-            rows, tfs = rows[keep], tfs[keep]
-        df = len(rows)
+        found = []
+        for postings, offset in segments:
+            rows, tfs = postings.lookup(term)
+            if len(rows) and not everything:
+                keep = live[offset:offset + len(postings.doclen)][rows]
+                rows, tfs = rows[keep], tfs[keep]
+            if len(rows):
+                found.append((postings, offset, rows, tfs))
+        df = sum(len(rows) for _, _, rows, _ in found)
         if not df:
             continue
         idf = np.log(1 + (n_live - df + 0.5) / (df + 0.5))
-        # idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)), in place: these
-        # arrays are as long as the term's posting list (every row, for a common word)
+        for postings, offset, rows, tfs in found:  # per segment: no copies of whole lists
+            _add_term(scores[offset:offset + len(postings.doclen)],
+                      doclen[offset:offset + len(postings.doclen)], rows, tfs, idf, avgdl,
+                      postings)
+    return scores
+
+
+def _add_term(scores: np.ndarray, doclen: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
+              idf: float, avgdl: float, postings: Postings) -> None:
+    """``scores[rows] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))``, in
+    place: these arrays are as long as the posting list (every row, for a common word)."""
+    try:
         norm = doclen[rows]
         norm *= np.float32(K1 * B / avgdl)
         norm += np.float32(K1 * (1 - B))
         norm += tfs
         part = tfs * np.float32(idf * (K1 + 1))
         part /= norm
+        if not np.isfinite(part).all():
+            raise postings._damaged("term frequencies that are not numbers")
         scores[rows] += part
-    return scores
+    except IndexError as exc:
+        raise postings._damaged("postings that point at rows that do not exist") from exc
