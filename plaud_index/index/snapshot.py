@@ -187,15 +187,20 @@ class Columns:
                    np.concatenate([np.zeros(0, np.int32), *ids]).astype(np.int32),
                    np.concatenate([np.zeros(0, np.uint8), *source]))
 
+    @cached_property
+    def owner(self) -> np.ndarray:
+        """The row each entry of ``speaker_ids`` belongs to (once per snapshot)."""
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32),
+                         np.diff(self.indptr))
+
     def rows_with_speaker(self, wanted: str) -> np.ndarray:
         """Rows with a speaker whose name contains ``wanted`` (case-insensitively): the
         vocabulary is matched once, then rows are selected by id."""
         matching = np.array([wanted.casefold() in name.casefold() for name in self.speakers]
                             + [False])
-        hits = matching[self.speaker_ids] if len(self.speaker_ids) else \
-            np.zeros(0, dtype=bool)
-        total = np.concatenate([[0], np.cumsum(hits, dtype=np.int64)])
-        found: np.ndarray = (total[self.indptr[1:]] - total[self.indptr[:-1]]) > 0
+        found = np.zeros(len(self.indptr) - 1, dtype=bool)
+        if len(self.speaker_ids):
+            found[self.owner[matching[self.speaker_ids]]] = True
         return found
 
 
