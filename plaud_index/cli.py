@@ -33,6 +33,7 @@ from .config import Config, interval_banner, load_config
 from .cycles import run_locked_cycle
 from .daemon import run_daemon
 from .errors import IndexBusyError, PlaudIndexError
+from .fsio import raise_open_file_limit
 from .progress import reporter_for
 from .redact import RedactingFilter, redact
 from .render import (
@@ -240,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
+    raise_open_file_limit()
     if args.command is None:
         from .server import serve  # the only path that imports mcp
 

@@ -8,10 +8,12 @@ helper (the indexer lock, refresh serialisation and the sync-state update).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
 import os
+import resource
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,3 +93,16 @@ def storage_error(exc: OSError, home: Path) -> StorageError:
         what = f"writing {where} failed ({exc.strerror or exc})"
     return StorageError(f"The index was not updated: {what}. Everything committed before is "
                         "intact; the indexer tries again next cycle.")
+
+
+OPEN_FILES = 4096
+
+
+def raise_open_file_limit(wanted: int = OPEN_FILES) -> None:
+    """Lift the soft open-file limit towards ``wanted`` (within the hard limit): every
+    memory-mapped index file holds a descriptor, and macOS starts processes at 256."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):  # refused: the default applies
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

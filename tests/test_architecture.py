@@ -25,9 +25,9 @@ MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglo
 PURE = {"errors", "models", "analyzer", "chunker", "search", "render", "health", "redact",
         "progress", "snippets", "clock", "browse", "transcript", "topk",
         "sync_policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings"}
-IO_MODULES = {"os", "socket", "urllib.request", "urllib.error", "http", "subprocess", "fcntl",
-              "time", "sqlite3", "shutil", "tempfile", "threading", "pathlib", "io", "asyncio",
-              "webbrowser", "zipfile", "importlib"}
+IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",
+              "subprocess", "fcntl", "time", "sqlite3", "shutil", "tempfile", "threading",
+              "pathlib", "io", "asyncio", "webbrowser", "zipfile", "importlib"}
 # ``config`` is pure but for ``load_config`` (checked below); ``__init__`` holds the version.
 PURE_DEPENDENCIES = PURE | {"config", "__init__", "plaud"}
 

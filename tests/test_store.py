@@ -446,3 +446,29 @@ def test_the_search_service_upgrades_an_old_index_when_no_indexer_runs(
     assert [h.file_id for h in result.results][:1] == ["v1-german"]
     snap = open_snapshot(home / "vector-index")
     assert snap is not None and snap.manifest.analyzer == "unicode-1"
+
+
+def test_an_index_of_many_segments_opens_under_a_low_open_file_limit(
+        index_home: Path) -> None:
+    """Every mapped file holds a descriptor; macOS starts processes at 256, and an index of
+    a few dozen segments maps a few hundred files."""
+    import resource
+
+    directory = index_home / "vector-index"
+    writer = open_writer(directory, MODEL)
+    for i in range(MERGE_FACTOR - 1):  # one segment each, below the first merge
+        put(writer, f"r{i}", 3)
+        writer.commit()
+    assert len(writer.manifest.segments) == MERGE_FACTOR - 1
+    low = 40  # fewer than the files the index maps
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (low, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    env = {**os.environ, "PLAUD_EMBEDDER": "mock", "PLAUD_CLIENT": "mock"}
+    done = subprocess.run([sys.executable, "-m", "plaud_index", "search", "budget", "--json"],
+                          env=env, capture_output=True, text=True, preexec_fn=limit,
+                          cwd=Path(__file__).parent.parent, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["index"]["recordings"] == MERGE_FACTOR - 1
