@@ -14,10 +14,10 @@ SAMPLED_TOP_K = 50_000  # above this many values, narrow with a sampled threshol
 
 
 def top_k(values: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest values, in no order. Exact: on large arrays a threshold
-    from an evenly spaced sample first keeps the few thousand values that can be among
-    them (one comparison pass instead of a selection over millions); if fewer than ``k``
-    pass, the full selection runs."""
+    """Indices of the ``k`` largest values, in no order (among equal values at the edge,
+    any). Exact: on large arrays a threshold from an evenly spaced sample first keeps the
+    few thousand values that can be among them (comparison passes instead of a selection
+    over millions); if fewer than ``k`` reach it, the full selection runs."""
     n = len(values)
     if k >= n:
         return np.arange(n)
@@ -25,10 +25,15 @@ def top_k(values: np.ndarray, k: int) -> np.ndarray:
         sample = values[:: n // 4096]
         cut = float(np.partition(sample, len(sample) - 1 - 4 * k * len(sample) // n)[
             len(sample) - 1 - 4 * k * len(sample) // n])
-        kept = np.flatnonzero(values >= cut)
-        if len(kept) >= k:
-            chosen: np.ndarray = kept[np.argpartition(-values[kept], k - 1)[:k]]
+        above = np.flatnonzero(values > cut)
+        if len(above) >= k:
+            chosen: np.ndarray = above[np.argpartition(-values[above], k - 1)[:k]]
             return chosen
+        # fewer than k above the cut: the rest of the best k are values equal to it (a
+        # score most rows share, 0 say) when there are enough of them
+        tied = np.flatnonzero(values == cut)
+        if len(above) + len(tied) >= k:
+            return np.concatenate([above, tied[:k - len(above)]])
     picked: np.ndarray = np.argpartition(-values, k - 1)[:k]
     return picked
 

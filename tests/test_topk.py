@@ -10,7 +10,7 @@ from plaud_index.topk import SAMPLED_TOP_K, rescale_top, top_k
 
 
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 7, 300, 5000]),
-       st.sampled_from(["normal", "sorted", "ties", "masked", "spike"]))
+       st.sampled_from(["normal", "sorted", "ties", "masked", "spike", "zeros"]))
 @settings(max_examples=60, deadline=None)
 def test_top_k_picks_exactly_the_largest_values(seed: int, k: int, shape: str) -> None:
     rng = np.random.default_rng(seed)
@@ -22,6 +22,8 @@ def test_top_k_picks_exactly_the_largest_values(seed: int, k: int, shape: str) -
         values = np.round(values, 1)
     elif shape == "masked":  # most rows filtered out (-1), as rank() passes them
         values[rng.random(n) < 0.999] = -1.0
+    elif shape == "zeros":  # rescaled cosines: a few hundred above 0, the rest exactly 0
+        values = np.clip(values - np.sort(values)[-k // 2 - 1], 0, None)
     elif shape == "spike":  # the best all in one region the even sample barely touches
         values[:] = 0.0
         values[12345:12345 + k] = 1.0 + rng.random(k).astype(np.float32)

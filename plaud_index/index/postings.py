@@ -114,6 +114,7 @@ def bm25(
     n_live = int(live.sum())
     everything = n_live == len(live)  # no filter: no row of a posting list to drop
     avgdl = float((doclen if everything else doclen[live]).mean()) or 1.0
+    scratch: np.ndarray | None = None
     for term in terms:
         found = []
         for postings, offset in segments:
@@ -128,25 +129,55 @@ def bm25(
             continue
         idf = np.log(1 + (n_live - df + 0.5) / (df + 0.5))
         for postings, offset, rows, tfs in found:  # per segment: no copies of whole lists
-            _add_term(scores[offset:offset + len(postings.doclen)],
-                      doclen[offset:offset + len(postings.doclen)], rows, tfs, idf, avgdl,
-                      postings)
+            window = slice(offset, offset + len(postings.doclen))
+            if len(rows) > DENSE_SHARE * len(postings.doclen):
+                if scratch is None:  # made once per query: fresh large arrays cost page faults
+                    scratch = np.empty((2, total_rows), dtype=np.float32)
+                _add_dense(scores[window], doclen[window], rows, tfs, idf, avgdl, postings,
+                           scratch[0, window], scratch[1, window])
+            else:
+                _add_sparse(scores[window], doclen[window], rows, tfs, idf, avgdl, postings)
+    if not np.isfinite(scores).all():  # damaged term frequencies never reach a ranking
+        bad = next(p for p, off in segments
+                   if not np.isfinite(scores[off:off + len(p.doclen)]).all())
+        raise bad._damaged("term frequencies that are not numbers")
     return scores
 
 
-def _add_term(scores: np.ndarray, doclen: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
-              idf: float, avgdl: float, postings: Postings) -> None:
-    """``scores[rows] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))``, in
-    place: these arrays are as long as the posting list (every row, for a common word)."""
+DENSE_SHARE = 0.25  # a term in more than this share of a segment's rows is scored densely
+# BM25 of one posting: idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+
+
+def _add_sparse(scores: np.ndarray, doclen: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
+                idf: float, avgdl: float, postings: Postings) -> None:
+    """``scores[rows] +=`` BM25, computed for the posting list's rows only."""
     try:
+        rows = np.asarray(rows, dtype=np.intp)  # one conversion for the gather and scatter
         norm = doclen[rows]
         norm *= np.float32(K1 * B / avgdl)
         norm += np.float32(K1 * (1 - B))
         norm += tfs
         part = tfs * np.float32(idf * (K1 + 1))
         part /= norm
-        if not np.isfinite(part).all():
-            raise postings._damaged("term frequencies that are not numbers")
         scores[rows] += part
     except IndexError as exc:
         raise postings._damaged("postings that point at rows that do not exist") from exc
+
+
+def _add_dense(scores: np.ndarray, doclen: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
+               idf: float, avgdl: float, postings: Postings, tf: np.ndarray,
+               norm: np.ndarray) -> None:
+    """The same for a common word, over the whole segment: one scatter of the term
+    frequencies into ``tf``, then contiguous arithmetic in place (``tf`` and ``norm`` are
+    scratch of the segment's length)."""
+    tf.fill(0)
+    try:
+        tf[np.asarray(rows, dtype=np.intp)] = tfs
+    except IndexError as exc:
+        raise postings._damaged("postings that point at rows that do not exist") from exc
+    np.multiply(doclen, np.float32(K1 * B / avgdl), out=norm)
+    norm += np.float32(K1 * (1 - B))
+    norm += tf
+    tf *= np.float32(idf * (K1 + 1))
+    tf /= norm
+    scores += tf
