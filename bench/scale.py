@@ -58,7 +58,7 @@ def _words(rng: np.random.Generator, n_recording: int, count: int) -> str:
 
 
 def _recording(index: int, rng: np.random.Generator) -> tuple[Any, list[Any], np.ndarray]:
-    from plaud_index.index.snapshot import IndexedRecording
+    from plaud_index.index.records import IndexedRecording
     from plaud_index.models import Chunk
 
     file_id = f"rec{index:07d}"

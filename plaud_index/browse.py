@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 
 from .errors import InvalidQueryError
-from .index.snapshot import IndexedRecording, Snapshot
+from .index.records import IndexedRecording
+from .index.snapshot import Snapshot
 from .search import check_limit, echo, parse_filters
 
 DEFAULT_LIST_LIMIT = 20

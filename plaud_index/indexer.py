@@ -34,7 +34,7 @@ from .errors import (
 )
 from .fsio import storage_error
 from .index.manifest import ModelInfo
-from .index.snapshot import IndexedRecording
+from .index.records import IndexedRecording
 from .index.writer import IndexWriter, open_writer
 from .models import Chunk, Recording, SyncReport
 from .plaud import RecordingSource

@@ -27,7 +27,7 @@ from .index.postings import bm25
 from .index.snapshot import SOURCE_CODES, Snapshot
 from .models import Hit, Moment
 from .snippets import make_snippet, speaker_lines
-from .topk import masked, rescale_top, top_k
+from .topk import masked_max, rescale_top, top_k
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 25
@@ -194,7 +194,7 @@ def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray |
     if request.mode != "vector" and n:
         keyword = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask,
                        snapshot.doclen)
-        top = float(masked(keyword, mask).max()) if mask.any() else 0.0
+        top = float(keyword.max())  # BM25 scores only the rows in the mask
         if top > 0:
             keyword /= np.float32(top)
     if dense is None:
@@ -232,7 +232,7 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
     if not mask.any():
         return Ranking([], None)
     dense = similarities(snapshot, request, query_vector)
-    best = float(masked(dense, mask).max()) if dense is not None else None
+    best = masked_max(dense, mask) if dense is not None else None
     scores = chunk_scores(snapshot, request, dense, mask)
     top = top_k(scores, min(CANDIDATES, int(mask.sum())))
     top = top[np.lexsort((top, -scores[top]))]  # best first; ties in row order

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .index.snapshot import IndexedRecording
+from .index.records import IndexedRecording
 from .models import Listed
 
 RECENT_S = 7 * 86400

@@ -14,7 +14,8 @@ import re
 from collections.abc import Sequence
 
 from .errors import InvalidQueryError, UnknownRecordingError
-from .index.snapshot import ChunkRow, Snapshot
+from .index.records import ChunkRow
+from .index.snapshot import Snapshot
 from .models import Around, Spoken
 from .search import echo, format_clock
 

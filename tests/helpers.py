@@ -69,7 +69,7 @@ def make_chunks(file_id: str, n: int, words: str = "budget plan") -> list[Any]:
 
 def indexed(file_id: str, chunks: int, *, title: str = "Rec", digest: str = "h1",
             created_at: str = "2026-03-02T10:00:00+00:00") -> Any:
-    from plaud_index.index.snapshot import IndexedRecording
+    from plaud_index.index.records import IndexedRecording
 
     return IndexedRecording(file_id, title, created_at, 1000, digest, ("Ann",), (), chunks)
 

@@ -24,7 +24,8 @@ MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglo
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "analyzer", "chunker", "search", "render", "health", "redact",
         "progress", "snippets", "clock", "browse", "transcript", "topk",
-        "sync_policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings"}
+        "sync_policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings",
+        "index.records"}
 IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",
               "subprocess", "fcntl", "time", "sqlite3", "shutil", "tempfile", "threading",
               "pathlib", "io", "asyncio", "webbrowser", "zipfile", "importlib"}

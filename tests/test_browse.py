@@ -17,7 +17,8 @@ from plaud_index.chunker import Chunker
 from plaud_index.clock import UserZone, stamps, today
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
-from plaud_index.index.snapshot import ChunkRow, Snapshot
+from plaud_index.index.records import ChunkRow
+from plaud_index.index.snapshot import Snapshot
 from plaud_index.models import Recording, Utterance
 from plaud_index.search import make_request, search
 from plaud_index.transcript import around, parse_at, parse_window, utterances

@@ -24,7 +24,8 @@ from plaud_index.index import merge as merge_module
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.merge import FLOOR_ROWS, MERGE_FACTOR, plan_merge
 from plaud_index.index.postings import bm25
-from plaud_index.index.snapshot import IndexedRecording, Snapshot
+from plaud_index.index.records import IndexedRecording
+from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.models import Chunk

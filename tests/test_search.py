@@ -15,7 +15,8 @@ from plaud_index.analyzer import query_terms, tokenize
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
 from plaud_index.index.manifest import ModelInfo
-from plaud_index.index.snapshot import SOURCE_CODES, ChunkRow, Columns, Snapshot
+from plaud_index.index.records import ChunkRow
+from plaud_index.index.snapshot import SOURCE_CODES, Columns, Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.search import RELEVANCE_FLOOR, filter_mask, make_request, rank, search

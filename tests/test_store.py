@@ -23,8 +23,9 @@ from plaud_index.index import files as files_module
 from plaud_index.index import trust as trust_module
 from plaud_index.index.manifest import MANIFEST, SCHEMA_VERSION, STAGED, ModelInfo
 from plaud_index.index.merge import MERGE_FACTOR
+from plaud_index.index.records import ChunkRow
 from plaud_index.index.segment_files import SUFFIXES
-from plaud_index.index.snapshot import ChunkRow, Snapshot
+from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import manifest_key, open_snapshot
 from plaud_index.index.writer import IndexWriter, open_writer
 from plaud_index.search import make_request, search

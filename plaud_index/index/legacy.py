@@ -14,7 +14,8 @@ from ..errors import IndexCorruptError
 from .files import _NPY_HEADERS, check_sizes, damaged, map_npy
 from .manifest import SegmentEntry
 from .postings import Postings, build_postings
-from .snapshot import NO_MS, ROW, ChunkRow, Columns, IndexedRecording, Segment
+from .records import ChunkRow, IndexedRecording
+from .snapshot import NO_MS, ROW, Columns, Segment
 
 SUFFIXES = (".vec.npy", ".kw.npz", ".meta.json")
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from .files import map_npy
 from .manifest import ModelInfo, SegmentEntry
+from .records import IndexedRecording
 from .segment_files import (
     CHUNKS,
     POSTING,
@@ -34,7 +35,7 @@ from .segment_files import (
     VECTORS,
     SegmentFiles,
 )
-from .snapshot import ROW, IndexedRecording, Segment
+from .snapshot import ROW, Segment
 
 MERGE_FACTOR = 10
 FLOOR_ROWS = 1000

@@ -103,8 +103,9 @@ def bm25(
     doclen: np.ndarray | None = None,
 ) -> np.ndarray:
     """BM25 over all segments; ``segments`` pairs postings with their global row offset.
-    ``doclen``: every row's length, concatenated once per snapshot by the caller (else
-    here); the length normalisation is computed only for the rows a term hits."""
+    Only rows in ``live`` are scored (the rest are 0), and the statistics (document count,
+    frequencies, average length) are those of the live rows. ``doclen``: every row's
+    length, concatenated once per snapshot by the caller (else here)."""
     segments = list(segments)
     scores = np.zeros(total_rows, dtype=np.float32)
     if not terms or not live.any():
@@ -113,28 +114,23 @@ def bm25(
         doclen = np.concatenate([p.doclen for p, _ in segments]).astype(np.float32)
     n_live = int(live.sum())
     everything = n_live == len(live)  # no filter: no row of a posting list to drop
-    avgdl = float((doclen if everything else doclen[live]).mean()) or 1.0
+    avgdl = float(doclen.mean() if everything else
+                  np.dot(doclen.astype(np.float64), live) / n_live) or 1.0
     scratch: np.ndarray | None = None
     for term in terms:
-        found = []
-        for postings, offset in segments:
-            rows, tfs = postings.lookup(term)
-            if len(rows) and not everything:
-                keep = live[offset:offset + len(postings.doclen)][rows]
-                rows, tfs = rows[keep], tfs[keep]
-            if len(rows):
-                found.append((postings, offset, rows, tfs))
-        df = sum(len(rows) for _, _, rows, _ in found)
+        found = [hit for postings, offset in segments
+                 if (hit := _live_postings(postings, offset, term, live, everything))]
+        df = sum(count for *_, count in found)
         if not df:
             continue
         idf = np.log(1 + (n_live - df + 0.5) / (df + 0.5))
-        for postings, offset, rows, tfs in found:  # per segment: no copies of whole lists
+        for postings, offset, rows, tfs, alive, _ in found:  # per segment: no whole copies
             window = slice(offset, offset + len(postings.doclen))
-            if len(rows) > DENSE_SHARE * len(postings.doclen):
+            if alive is not None or len(rows) > DENSE_SHARE * len(postings.doclen):
                 if scratch is None:  # made once per query: fresh large arrays cost page faults
                     scratch = np.empty((2, total_rows), dtype=np.float32)
                 _add_dense(scores[window], doclen[window], rows, tfs, idf, avgdl, postings,
-                           scratch[0, window], scratch[1, window])
+                           scratch[0, window], scratch[1, window], alive)
             else:
                 _add_sparse(scores[window], doclen[window], rows, tfs, idf, avgdl, postings)
     if not np.isfinite(scores).all():  # damaged term frequencies never reach a ranking
@@ -142,6 +138,32 @@ def bm25(
                    if not np.isfinite(scores[off:off + len(p.doclen)]).all())
         raise bad._damaged("term frequencies that are not numbers")
     return scores
+
+
+Hit = tuple[Postings, int, np.ndarray, np.ndarray, "np.ndarray | None", int]
+
+
+def _live_postings(postings: Postings, offset: int, term: str, live: np.ndarray,
+                   everything: bool) -> Hit | None:
+    """A segment's postings of ``term`` and how many of them are live. A common word under
+    a filter keeps all its postings and the segment's live mask (``alive``: the dense
+    scoring zeroes the rest), since counting them is one pass and selecting them three;
+    a rarer word's postings are cut to the live rows."""
+    rows, tfs = postings.lookup(term)
+    if not len(rows):
+        return None
+    if everything:
+        return postings, offset, rows, tfs, None, len(rows)
+    window = live[offset:offset + len(postings.doclen)]
+    try:
+        keep = window[rows]
+    except IndexError as exc:
+        raise postings._damaged("postings that point at rows that do not exist") from exc
+    if len(rows) > DENSE_SHARE * len(window):
+        count = int(np.count_nonzero(keep))
+        return (postings, offset, rows, tfs, window, count) if count else None
+    rows, tfs = rows[keep], tfs[keep]
+    return (postings, offset, rows, tfs, None, len(rows)) if len(rows) else None
 
 
 DENSE_SHARE = 0.25  # a term in more than this share of a segment's rows is scored densely
@@ -166,15 +188,17 @@ def _add_sparse(scores: np.ndarray, doclen: np.ndarray, rows: np.ndarray, tfs: n
 
 def _add_dense(scores: np.ndarray, doclen: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
                idf: float, avgdl: float, postings: Postings, tf: np.ndarray,
-               norm: np.ndarray) -> None:
+               norm: np.ndarray, alive: np.ndarray | None) -> None:
     """The same for a common word, over the whole segment: one scatter of the term
-    frequencies into ``tf``, then contiguous arithmetic in place (``tf`` and ``norm`` are
-    scratch of the segment's length)."""
+    frequencies into ``tf`` (zeroed outside ``alive`` when given), then contiguous
+    arithmetic in place (``tf`` and ``norm`` are scratch of the segment's length)."""
     tf.fill(0)
     try:
         tf[np.asarray(rows, dtype=np.intp)] = tfs
     except IndexError as exc:
         raise postings._damaged("postings that point at rows that do not exist") from exc
+    if alive is not None:
+        tf *= alive
     np.multiply(doclen, np.float32(K1 * B / avgdl), out=norm)
     norm += np.float32(K1 * (1 - B))
     norm += tf

@@ -31,7 +31,8 @@ from ..fsio import atomic_file, fsync_dir
 from .files import check_sizes, damaged, map_bytes, map_npy
 from .manifest import ModelInfo, SegmentEntry
 from .postings import Postings, build_postings
-from .snapshot import NO_MS, ROW, ChunkRow, Columns, IndexedRecording, JsonLines, Segment
+from .records import ChunkRow, IndexedRecording
+from .snapshot import NO_MS, ROW, Columns, JsonLines, Segment
 
 VECTORS, ROWS, SPEAKERS, CHUNKS = ".vec.npy", ".rows.npy", ".spk.npy", ".chunks.jsonl"
 TERMS, TERM_OFFSETS, POSTINGS, HEAD = ".terms.npy", ".toff.npy", ".post.npy", ".seg.json"

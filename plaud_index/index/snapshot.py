@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..errors import IndexCorruptError
 from .postings import Postings
+from .records import ChunkRow, IndexedRecording
 
 if TYPE_CHECKING:  # the shapes only: this module reads no file
     from .manifest import Manifest, ModelInfo
@@ -29,72 +29,6 @@ NO_MS = np.iinfo(np.int64).min  # a row without a time
 # One record per row: what filters, collapse, BM25 and the chunk lines need.
 ROW = np.dtype([("rec", "<i4"), ("source", "u1"), ("start_ms", "<i8"), ("end_ms", "<i8"),
                 ("at", "<i8"), ("spk", "<i8"), ("doclen", "<i4"), ("nterms", "<i4")])
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    chunk_id: str
-    file_id: str
-    source: str
-    text: str
-    start_ms: int | None
-    end_ms: int | None
-    speakers: tuple[str, ...]
-    heading: str
-    line_ms: tuple[int | None, ...] = ()
-    line_speakers: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "speakers": list(self.speakers), "line_ms": list(self.line_ms),
-                "line_speakers": list(self.line_speakers)}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ChunkRow:
-        return cls(data["chunk_id"], data["file_id"], data["source"], data["text"],
-                   data.get("start_ms"), data.get("end_ms"), tuple(data.get("speakers", ())),
-                   data.get("heading", ""), tuple(data.get("line_ms", ())),
-                   tuple(data.get("line_speakers", ())))
-
-    @classmethod
-    def from_chunk(cls, c: Any) -> ChunkRow:
-        return cls(c.chunk_id, c.file_id, c.source, c.text, c.start_ms, c.end_ms, c.speakers,
-                   c.heading, c.line_ms, c.line_speakers)
-
-
-@dataclass(frozen=True)
-class IndexedRecording:
-    """What the index keeps about a recording besides its chunks."""
-
-    file_id: str
-    title: str
-    created_at: str  # ISO-8601, UTC
-    duration_ms: int
-    content_hash: str
-    speakers: tuple[str, ...]
-    note_titles: tuple[str, ...]
-    chunk_count: int
-    origin: str = ""  # a folder file's path; "" for Plaud recordings
-
-    @property
-    def source_kind(self) -> str:
-        return "folder" if self.file_id.startswith("folder:") else "plaud"
-
-    @property
-    def created(self) -> datetime:
-        """The creation instant, always timezone-aware (UTC when the text has no offset)."""
-        created = datetime.fromisoformat(self.created_at)
-        return created if created.tzinfo else created.replace(tzinfo=timezone.utc)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "speakers": list(self.speakers),
-                "note_titles": list(self.note_titles)}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> IndexedRecording:
-        return cls(data["file_id"], data["title"], data["created_at"],
-                   int(data.get("duration_ms", 0)), data["content_hash"],
-                   tuple(data.get("speakers", ())), tuple(data.get("note_titles", ())),
-                   int(data.get("chunk_count", 0)), str(data.get("origin", "")))
 
 
 class JsonLines(Sequence[ChunkRow]):

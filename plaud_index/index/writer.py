@@ -31,8 +31,9 @@ from .manifest import (
     read_manifest,
 )
 from .merge import merge, plan_merge
+from .records import ChunkRow, IndexedRecording
 from .segment_files import write_segment
-from .snapshot import ChunkRow, IndexedRecording, Segment, Snapshot
+from .snapshot import Segment, Snapshot
 from .store import FIRST_ARRAY_SCHEMA, load_segments
 from .trust import Trust
 
