@@ -256,12 +256,18 @@ def test_readers_never_see_a_torn_state_during_commits(tmp_path: Path) -> None:
     assert not any(p.name.startswith(first.segments[0].name) for p in tmp_path.iterdir())
 
 
+def commit_each(directory: Path, recordings: int, chunks: int) -> IndexWriter:
+    """A writer that committed ``recordings`` recordings one at a time."""
+    writer = open_writer(directory, MODEL)
+    for i in range(recordings):
+        put(writer, f"r{i}", chunks)
+        writer.commit()
+    return writer
+
+
 def test_opening_an_index_parses_no_chunk(tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    writer = open_writer(tmp_path, MODEL)
-    for i in range(30):
-        put(writer, f"r{i}", 20)
-        writer.commit()
+    commit_each(tmp_path, 30, 20)
     parsed: list[object] = []
     original = ChunkRow.from_json
     monkeypatch.setattr(ChunkRow, "from_json",
@@ -277,10 +283,7 @@ def test_opening_an_index_parses_no_chunk(tmp_path: Path,
 def test_checksums_are_trusted_across_processes_and_decay_is_scrubbed_out(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    writer = open_writer(tmp_path, MODEL)
-    for i in range(4):
-        put(writer, f"r{i}", 30)
-        writer.commit()
+    commit_each(tmp_path, 4, 30)
     reads: list[Path] = []
     original = files_module.crc32_of
     monkeypatch.setattr(files_module, "crc32_of", lambda p: reads.append(p) or original(p))
@@ -456,10 +459,7 @@ def test_an_index_of_many_segments_opens_under_a_low_open_file_limit(
     import resource
 
     directory = index_home / "vector-index"
-    writer = open_writer(directory, MODEL)
-    for i in range(MERGE_FACTOR - 1):  # one segment each, below the first merge
-        put(writer, f"r{i}", 3)
-        writer.commit()
+    writer = commit_each(directory, MERGE_FACTOR - 1, 3)  # a segment each, below a merge
     assert len(writer.manifest.segments) == MERGE_FACTOR - 1
     low = 40  # fewer than the files the index maps
 

@@ -31,7 +31,27 @@ ROW = np.dtype([("rec", "<i4"), ("source", "u1"), ("start_ms", "<i8"), ("end_ms"
                 ("at", "<i8"), ("spk", "<i8"), ("doclen", "<i4"), ("nterms", "<i4")])
 
 
-class JsonLines(Sequence[ChunkRow]):
+class _Rows(Sequence[ChunkRow]):
+    """Chunks by row number, each read when asked for (``_read``)."""
+
+    @overload
+    def __getitem__(self, row: int) -> ChunkRow: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[ChunkRow]: ...
+
+    def __getitem__(self, row: int | slice) -> ChunkRow | Sequence[ChunkRow]:
+        if isinstance(row, slice):
+            return [self._read(r) for r in range(*row.indices(len(self)))]
+        row = int(row)
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        return self._read(row % len(self))
+
+    def _read(self, row: int) -> ChunkRow:
+        raise NotImplementedError
+
+
+class JsonLines(_Rows):
     """A segment's chunks: one JSON line per row in ``buffer`` (a mapped file), row r's at
     ``starts[r]``; a row is parsed when it is read, never all of them."""
 
@@ -41,17 +61,7 @@ class JsonLines(Sequence[ChunkRow]):
     def __len__(self) -> int:
         return len(self.starts)
 
-    @overload
-    def __getitem__(self, row: int) -> ChunkRow: ...
-    @overload
-    def __getitem__(self, row: slice) -> Sequence[ChunkRow]: ...
-
-    def __getitem__(self, row: int | slice) -> ChunkRow | Sequence[ChunkRow]:
-        if isinstance(row, slice):
-            return [self[r] for r in range(*row.indices(len(self)))]
-        if not -len(self) <= row < len(self):
-            raise IndexError(row)
-        row %= len(self)
+    def _read(self, row: int) -> ChunkRow:
         start = int(self.starts[row])
         end = int(self.starts[row + 1]) if row + 1 < len(self) else len(self.buffer)
         try:
@@ -138,7 +148,7 @@ class Columns:
         return found
 
 
-class ChunkTable(Sequence[ChunkRow]):
+class ChunkTable(_Rows):
     """All rows of a snapshot (dead ones included) by global row number, read on demand."""
 
     def __init__(self, segments: Sequence[Segment], offsets: np.ndarray) -> None:
@@ -148,17 +158,7 @@ class ChunkTable(Sequence[ChunkRow]):
     def __len__(self) -> int:
         return self.total
 
-    @overload
-    def __getitem__(self, row: int) -> ChunkRow: ...
-    @overload
-    def __getitem__(self, row: slice) -> Sequence[ChunkRow]: ...
-
-    def __getitem__(self, row: int | slice) -> ChunkRow | Sequence[ChunkRow]:
-        if isinstance(row, slice):
-            return [self[r] for r in range(*row.indices(len(self)))]
-        row = int(row)
-        if not 0 <= row < self.total:
-            raise IndexError(row)
+    def _read(self, row: int) -> ChunkRow:
         i = int(np.searchsorted(self.offsets, row, side="right")) - 1
         return self.segments[i].chunks[row - int(self.offsets[i])]
 
