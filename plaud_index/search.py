@@ -27,7 +27,7 @@ from .index.postings import bm25
 from .index.snapshot import SOURCE_CODES, Snapshot
 from .models import Hit, Moment
 from .snippets import make_snippet, speaker_lines
-from .topk import masked_max, rescale_top, top_k
+from .topk import masked, rescale_top, top_k
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 25
@@ -174,12 +174,13 @@ def day_start(day: date, zone: tzinfo) -> float:
 
 
 def similarities(snapshot: Snapshot, request: SearchRequest,
-                 query_vector: np.ndarray | None) -> np.ndarray | None:
-    """Each row's cosine similarity to the query, clipped to [0, 1]; ``None`` when the
-    mode or a missing vector leaves the semantic side out."""
+                 query_vector: np.ndarray | None, mask: np.ndarray) -> np.ndarray | None:
+    """Each row's cosine similarity to the query, clipped to [0, 1], for the rows in
+    ``mask`` (the rest 0); ``None`` when the mode or a missing vector leaves the semantic
+    side out."""
     if request.mode == "keyword" or query_vector is None or not len(snapshot.chunks):
         return None
-    scores = snapshot.cosine(query_vector)
+    scores = snapshot.cosine(query_vector, None if mask.all() else mask)
     clipped: np.ndarray = np.clip(scores, 0.0, 1.0, out=scores)
     return clipped
 
@@ -231,8 +232,8 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
     mask = filter_mask(snapshot, request)
     if not mask.any():
         return Ranking([], None)
-    dense = similarities(snapshot, request, query_vector)
-    best = masked_max(dense, mask) if dense is not None else None
+    dense = similarities(snapshot, request, query_vector, mask)
+    best = float(masked(dense, mask).max()) if dense is not None else None
     scores = chunk_scores(snapshot, request, dense, mask)
     top = top_k(scores, min(CANDIDATES, int(mask.sum())))
     top = top[np.lexsort((top, -scores[top]))]  # best first; ties in row order

@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def masked_max(values: np.ndarray, mask: np.ndarray) -> float:
-    """The largest of ``values[mask]`` (``mask`` has a True). Filling the rest with -inf
-    is a plain pass; selecting by a boolean mask costs several times more."""
-    if mask.all():
-        return float(values.max())
-    return float(np.where(mask, values, np.float32(-np.inf)).max())
+def masked(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``values[mask]``, without the copy when nothing is masked out (measured against a
+    -inf fill at 1M rows, the selection is as fast or faster for common filters)."""
+    return values if mask.all() else values[mask]
 
 
 SAMPLED_TOP_K = 50_000  # above this many values, narrow with a sampled threshold first
@@ -47,12 +45,10 @@ def rescale_top(values: np.ndarray, mask: np.ndarray, top: int) -> np.ndarray:
     Cosine similarities of one query sit in a narrow band (say 0.15-0.55), so raw
     cosine barely moves a fused score; spreading the candidates' band lets the
     semantic signal reorder them."""
-    count = int(mask.sum())
-    if not count:
+    candidates = masked(values, mask)
+    if candidates.size == 0:
         return np.zeros_like(values)
-    candidates = values if count == len(values) else np.where(mask, values,
-                                                              np.float32(-np.inf))
-    best = candidates[top_k(candidates, min(top, count))]
+    best = candidates[top_k(candidates, min(top, candidates.size))]
     lo, hi = float(best.min()), float(best.max())
     if hi <= lo:
         return np.zeros_like(values)

@@ -145,10 +145,10 @@ Hit = tuple[Postings, int, np.ndarray, np.ndarray, "np.ndarray | None", int]
 
 def _live_postings(postings: Postings, offset: int, term: str, live: np.ndarray,
                    everything: bool) -> Hit | None:
-    """A segment's postings of ``term`` and how many of them are live. A common word under
-    a filter keeps all its postings and the segment's live mask (``alive``: the dense
-    scoring zeroes the rest), since counting them is one pass and selecting them three;
-    a rarer word's postings are cut to the live rows."""
+    """A segment's postings of ``term`` and how many of them are live. When the live ones
+    are still many (a common word, a loose filter), all are kept with the segment's live
+    mask (``alive``: the dense scoring zeroes the rest), since selecting them would cost
+    three passes; otherwise they are cut to the live rows and scored sparsely."""
     rows, tfs = postings.lookup(term)
     if not len(rows):
         return None
@@ -159,9 +159,9 @@ def _live_postings(postings: Postings, offset: int, term: str, live: np.ndarray,
         keep = window[rows]
     except IndexError as exc:
         raise postings._damaged("postings that point at rows that do not exist") from exc
-    if len(rows) > DENSE_SHARE * len(window):
-        count = int(np.count_nonzero(keep))
-        return (postings, offset, rows, tfs, window, count) if count else None
+    count = int(np.count_nonzero(keep))
+    if count > DENSE_SHARE * len(window):
+        return postings, offset, rows, tfs, window, count
     rows, tfs = rows[keep], tfs[keep]
     return (postings, offset, rows, tfs, None, len(rows)) if len(rows) else None
 

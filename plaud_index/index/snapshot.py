@@ -229,18 +229,27 @@ class Snapshot:
         return cls(manifest, segments, offsets, ChunkTable(segments, offsets), rows >= 0,
                    rows, recordings, by_id)
 
-    def cosine(self, query: np.ndarray) -> np.ndarray:
-        """Dot products of the (normalised) query with every row; dead rows included."""
-        scores = np.empty(len(self.chunks), dtype=np.float32)
+    def cosine(self, query: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Dot products of the (normalised) query with every row, or with the rows in
+        ``mask`` (the rest are 0): a filter that keeps few rows, or long runs of rows,
+        reads only those vectors."""
+        scores = np.empty(len(self.chunks), dtype=np.float32) if mask is None else \
+            np.zeros(len(self.chunks), dtype=np.float32)
+        query = query.astype(np.float32, copy=False)
         for seg, off in zip(self.segments, self.offsets, strict=True):
-            if len(seg):
-                part = scores[off:off + len(seg)]
-                np.matmul(seg.vectors, query.astype(np.float32, copy=False), out=part)
-                if not np.isfinite(part).all():  # damaged bytes must never reach a score
-                    raise IndexCorruptError(
-                        f"The index file {seg.name}.vec.npy holds vectors that are not "
-                        "numbers (damaged); the indexer rebuilds it from Plaud on its next "
-                        "cycle (or delete the folder).")
+            if not len(seg):
+                continue
+            part = scores[off:off + len(seg)]
+            wanted = None if mask is None else mask[off:off + len(seg)]
+            if wanted is None or wanted.all():
+                np.matmul(seg.vectors, query, out=part)
+            elif wanted.any():
+                selected_dots(seg.vectors, query, wanted, part)
+            if not np.isfinite(part).all():  # damaged bytes must never reach a score
+                raise IndexCorruptError(
+                    f"The index file {seg.name}.vec.npy holds vectors that are not "
+                    "numbers (damaged); the indexer rebuilds it from Plaud on its next "
+                    "cycle (or delete the folder).")
         return scores
 
     def keyword_segments(self) -> list[tuple[Postings, int]]:
@@ -262,3 +271,28 @@ class Snapshot:
     def vector_of(self, row: int) -> np.ndarray:
         i = int(np.searchsorted(self.offsets, row, side="right")) - 1
         return np.asarray(self.segments[i].vectors[row - int(self.offsets[i])])
+
+
+GATHER_SHARE = 0.2  # a filter keeping fewer rows than this reads them one by one
+GATHER_BLOCK = 16384  # rows copied at a time (24 MB of 384-d vectors)
+RUN_ROWS = 64  # rows per run of a filter, on average, that make slices worth it
+
+
+def selected_dots(vectors: np.ndarray, query: np.ndarray, wanted: np.ndarray,
+                   out: np.ndarray) -> None:
+    """``out[wanted] = vectors[wanted] @ query``: over slices when the wanted rows come in
+    long runs (a date range), by gathering blocks of rows when they are few and scattered
+    (a speaker), else the whole scan (the cheapest when most rows are wanted)."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], wanted.view(np.int8), [0]))))
+    starts, stops = edges[::2], edges[1::2]
+    selected = int((stops - starts).sum())
+    if len(starts) * RUN_ROWS <= selected:
+        for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+            np.matmul(vectors[start:stop], query, out=out[start:stop])
+    elif selected < GATHER_SHARE * len(wanted):
+        rows = np.flatnonzero(wanted)
+        for i in range(0, len(rows), GATHER_BLOCK):
+            block = rows[i:i + GATHER_BLOCK]
+            out[block] = vectors[block] @ query
+    else:
+        np.matmul(vectors, query, out=out)
