@@ -21,6 +21,7 @@ from ..errors import IndexCorruptError
 from ..fsio import fsync_dir, write_json_atomic
 from ..models import Chunk
 from . import segment_files
+from .garbage import referenced_segments, remove_unreferenced
 from .manifest import (
     MANIFEST,
     SCHEMA_VERSION,
@@ -106,7 +107,8 @@ class IndexWriter:
             self.trust.verify(self.manifest.segments)
         except FileNotFoundError as exc:  # the writer holds the lock: nothing races it
             raise IndexCorruptError(f"The index file {exc.filename} is missing.") from exc
-        self.trust.save(self._referenced() or {e.name for e in self.manifest.segments})
+        self.trust.save(referenced_segments(directory)
+                        or {e.name for e in self.manifest.segments})
         self.snapshot = Snapshot.build(self.manifest, segments)
         self._pending: dict[str, tuple[IndexedRecording, list[Chunk], np.ndarray]] = {}
         self._deletes: set[str] = set()
@@ -275,34 +277,8 @@ class IndexWriter:
         self._known = {}
         self._collect_garbage()
 
-    def _referenced(self) -> set[str] | None:
-        """Segments either manifest names; ``None`` if one cannot be read (then nothing
-        it may name is touched until it is replaced)."""
-        referenced: set[str] = set()
-        for name in (MANIFEST, STAGED):
-            try:
-                manifest = read_manifest(self.directory / name)
-            except IndexCorruptError:
-                return None
-            if manifest:
-                referenced.update(s.name for s in manifest.segments)
-        return referenced
-
     def _collect_garbage(self) -> None:
-        """Remove segment files no manifest names, and temp files of crashed writers.
-
-        Safe while readers run: a reader that opened a segment keeps its mapping, and
-        one that read an older manifest retries when a file it names is gone."""
-        referenced = self._referenced()
-        if referenced is None:
-            return
-        self.trust.save(referenced)
-        for path in self.directory.iterdir():
-            stem = path.name.split(".", 1)[0]
-            try:
-                stale_tmp = path.name.startswith(".tmp-") and \
-                    time.time() - path.stat().st_mtime > 60
-                if (path.name.startswith("seg-") and stem not in referenced) or stale_tmp:
-                    path.rmdir() if path.is_dir() else path.unlink(missing_ok=True)
-            except OSError as exc:  # leftovers are harmless; never fail a commit over them
-                log.debug("Cannot remove %s: %s", path, exc)
+        referenced = referenced_segments(self.directory)
+        if referenced is not None:
+            self.trust.save(referenced)
+            remove_unreferenced(self.directory, referenced)
