@@ -22,7 +22,7 @@ REBUILD = "the indexer rebuilds it from Plaud on its next cycle (or delete the f
 # numpy parses .npy headers with ast.literal_eval, and CPython 3.11's AST constructor is
 # not thread-safe (concurrent calls raise "SystemError: AST constructor recursion depth
 # mismatch"): readers on several threads take turns for that moment.
-_NPY_HEADERS = threading.Lock()
+NPY_HEADERS = threading.Lock()
 
 
 def damaged(path: Path | str, why: object) -> IndexCorruptError:
@@ -57,7 +57,7 @@ def verify_checksums(directory: Path, entry: SegmentEntry) -> None:
 def map_npy(path: Path) -> np.ndarray:
     """A ``.npy`` file memory-mapped read-only (nothing is read until used)."""
     try:
-        with _NPY_HEADERS:
+        with NPY_HEADERS:
             array: np.ndarray = np.load(path, mmap_mode="r")
     except FileNotFoundError:
         raise

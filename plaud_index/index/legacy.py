@@ -11,13 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import IndexCorruptError
-from .files import _NPY_HEADERS, check_sizes, damaged, map_npy
+from .files import NPY_HEADERS, check_sizes, damaged, map_npy
 from .manifest import SegmentEntry
 from .postings import Postings, build_postings
 from .records import ChunkRow, IndexedRecording
 from .snapshot import NO_MS, ROW, Columns, Segment
-
-SUFFIXES = (".vec.npy", ".kw.npz", ".meta.json")
 
 
 def load_legacy_segment(directory: Path, entry: SegmentEntry, same_analyser: bool) -> Segment:
@@ -56,7 +54,7 @@ def load_legacy_segment(directory: Path, entry: SegmentEntry, same_analyser: boo
 
 def _postings(path: Path, n_rows: int) -> Postings:
     try:
-        with _NPY_HEADERS, np.load(path) as kw:
+        with NPY_HEADERS, np.load(path) as kw:
             postings = Postings(**{k: kw[k] for k in ("terms", "offsets", "rows", "tfs",
                                                        "doclen")}, label=str(path))
         postings.check(n_rows)

@@ -63,17 +63,6 @@ def plan_merge(rows: Sequence[int], live: Sequence[int]) -> list[int]:
     return []
 
 
-def _read(path: Path, dtype: np.dtype, lo: int, hi: int, per_row: int = 1) -> np.ndarray:
-    """Rows [lo, hi) of a ``.npy`` file, read (not mapped: the pages do not stay ours)."""
-    mapped = map_npy(path)
-    header = mapped.offset if isinstance(mapped, np.memmap) else 0
-    count = (hi - lo) * per_row
-    if count <= 0:
-        return np.zeros(0, dtype=dtype)
-    return np.fromfile(path, dtype=dtype, count=count,
-                       offset=header + lo * per_row * dtype.itemsize)
-
-
 class Input:
     """One segment being merged: which of its rows and recordings stay, and where."""
 
@@ -85,9 +74,24 @@ class Input:
         self.kept_recordings = [r for r, k in zip(seg.recordings, keep_recording,
                                                   strict=True) if k]
         self.rec_map = np.where(keep_recording, np.cumsum(keep_recording) - 1, -1)
+        self._headers: dict[str, int] = {}
 
     def file(self, suffix: str) -> Path:
         return Path(f"{self.path}{suffix}")
+
+    def read(self, suffix: str, dtype: np.dtype, lo: int, hi: int,
+             per_row: int = 1) -> np.ndarray:
+        """Rows [lo, hi) of one of its ``.npy`` files, read (not mapped: the pages do not
+        stay ours); each file's header is parsed once."""
+        path = self.file(suffix)
+        if suffix not in self._headers:
+            mapped = map_npy(path)
+            self._headers[suffix] = mapped.offset if isinstance(mapped, np.memmap) else 0
+        count = (hi - lo) * per_row
+        if count <= 0:
+            return np.zeros(0, dtype=dtype)
+        return np.fromfile(path, dtype=dtype, count=count,
+                           offset=self._headers[suffix] + lo * per_row * dtype.itemsize)
 
 
 def merge(directory: Path, seq: int, model: ModelInfo, segments: Sequence[Segment],
@@ -148,7 +152,7 @@ def _vectors(inputs: Sequence[Input], dim: int) -> Iterator[np.ndarray]:
         for lo in range(0, len(i.seg), VECTOR_BLOCK_ROWS):
             hi = min(lo + VECTOR_BLOCK_ROWS, len(i.seg))
             if i.keep[lo:hi].any():
-                block = _read(i.file(VECTORS), f32, lo, hi, dim).reshape(hi - lo, dim)
+                block = i.read(VECTORS, f32, lo, hi, dim).reshape(hi - lo, dim)
                 yield block[i.keep[lo:hi]]
 
 
@@ -197,7 +201,7 @@ def _postings(out: SegmentFiles, inputs: Sequence[Input],
             for n, i in enumerate(inputs):
                 a, b = np.searchsorted(where[n], [t0, t1])
                 lo, hi = int(toffs[n][a]), int(toffs[n][b])
-                got = _read(i.file(POSTINGS), POSTING, lo, hi)
+                got = i.read(POSTINGS, POSTING, lo, hi)
                 term_ids = np.repeat(where[n][a:b], np.diff(toffs[n][a:b + 1]))
                 new = i.row_map[got["row"]]
                 kept = new >= 0

@@ -36,10 +36,6 @@ log = logging.getLogger(__name__)
 FIRST_ARRAY_SCHEMA = 3  # schema 3: per-row arrays and JSON lines (``segment_files``)
 
 
-def suffixes(schema: int) -> tuple[str, ...]:
-    return segment_files.SUFFIXES if schema >= FIRST_ARRAY_SCHEMA else legacy.SUFFIXES
-
-
 def load_segment(directory: Path, entry: SegmentEntry, manifest: Manifest) -> Segment:
     if manifest.schema >= FIRST_ARRAY_SCHEMA:
         return segment_files.load_segment(directory, entry)

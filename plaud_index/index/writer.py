@@ -207,7 +207,8 @@ class IndexWriter:
         kept_recordings = [np.array([seg.seq >= dead.get(r.file_id, 0) for r in seg.recordings],
                                     dtype=bool) for seg in chosen]
         entry = merge(self.directory, seq, self.model, chosen, keeps, kept_recordings)
-        others = [p for p in range(len(snap.segments)) if p not in set(positions)]
+        merged = set(positions)
+        others = [p for p in range(len(snap.segments)) if p not in merged]
         entries = [self.manifest.segments[p] for p in others]
         loaded = [snap.segments[p] for p in others]
         if entry is not None:
