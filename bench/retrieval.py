@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
-from plaud_index.indexer import Indexer  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
 from plaud_index.search import MODES, make_request, rank  # noqa: E402
 from plaud_index.service import SearchService, make_embedder  # noqa: E402
+from plaud_index.sync.indexer import Indexer  # noqa: E402
 
 METRICS = ("rec_ndcg@5", "rec_mrr@10", "rec_recall@5", "moment_hit@5", "moment_mrr@10")
 

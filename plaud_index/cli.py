@@ -30,11 +30,8 @@ from .cli_setup import (
 )
 from .client_config import CLIENTS
 from .config import Config, interval_banner, load_config
-from .cycles import run_locked_cycle
-from .daemon import run_daemon
 from .errors import IndexBusyError, PlaudIndexError
 from .fsio import raise_open_file_limit
-from .progress import reporter_for
 from .redact import RedactingFilter, redact
 from .render import (
     render_list,
@@ -44,6 +41,9 @@ from .render import (
 )
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES, make_request
 from .service import SearchService, make_embedder
+from .sync.cycles import run_locked_cycle
+from .sync.daemon import run_daemon
+from .sync.progress import reporter_for
 from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 
 log = logging.getLogger("plaud_index")

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from .config import format_interval
 from .models import Health
-from .progress import SyncProgress
+from .sync.progress import SyncProgress
 
 if TYPE_CHECKING:  # the shape only: this module reads no file
-    from .sync_state import SyncState
+    from .sync.state import SyncState
 
 
 def health(state: SyncState, now: float, interval_ms: int,

@@ -18,14 +18,12 @@ from .analyzer import VERSION as ANALYZER
 from .browse import ListRequest, list_recordings, summary_of
 from .clock import stamps, today
 from .config import Config
-from .cycles import BackgroundSync, make_indexer
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
 from .index.manifest import SCHEMA_VERSION
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
 from .index.writer import open_writer
-from .lock import IndexerLock, lock_holder
 from .model_files import resolve_model
 from .model_specs import model_spec
 from .models import (
@@ -38,11 +36,13 @@ from .models import (
     Status,
     Today,
 )
-from .progress import SyncProgress, log_commits
 from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
 from .sources import make_source
 from .status import build_status
-from .sync_state import SyncStateStore
+from .sync.cycles import BackgroundSync, make_indexer
+from .sync.lock import IndexerLock, lock_holder
+from .sync.progress import SyncProgress, log_commits
+from .sync.state import SyncStateStore
 from .transcript import DEFAULT_WINDOW_S, around
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from pathlib import Path
 from .config import Config
 from .health import health
 from .index.snapshot import Snapshot
-from .lock import lock_holder
 from .models import Status
 from .plaud import auth_status
-from .sync_state import SyncState
+from .sync.lock import lock_holder
+from .sync.state import SyncState
 
 
 def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Status:

@@ -99,8 +99,8 @@ def build_snapshot(directory: Any, raws: list[dict[str, Any]], *,
     from plaud_index.index.manifest import ModelInfo
     from plaud_index.index.store import open_snapshot
     from plaud_index.index.writer import open_writer
-    from plaud_index.indexer import content_hash, indexed_record
     from plaud_index.plaud.documents import normalize_recording
+    from plaud_index.sync.indexer import content_hash, indexed_record
 
     embedder = HashEmbedder()
     writer = open_writer(directory, ModelInfo(embedder.model_id, embedder.model_hash,

@@ -23,8 +23,8 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "analyzer", "chunker", "search", "render", "health", "redact",
-        "progress", "snippets", "clock", "browse", "transcript", "topk",
-        "sync_policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings",
+        "sync.progress", "snippets", "clock", "browse", "transcript", "topk",
+        "sync.policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings",
         "index.records"}
 IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",
               "subprocess", "fcntl", "time", "sqlite3", "shutil", "tempfile", "threading",
@@ -53,7 +53,7 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 def _resolve(module: str, node: ast.ImportFrom) -> list[str]:
     """Absolute names (relative to the package) of what a ``from … import`` brings in."""
     package = module.split(".")[:-1] if module != "__init__" else []
-    if module in {"plaud", "index"}:  # an __init__: its package is itself
+    if module in {"plaud", "index", "sync"}:  # an __init__: its package is itself
         package = [module]
     base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
     prefix = [*base, *(node.module.split(".") if node.module else [])]
@@ -95,7 +95,7 @@ def calls(tree: ast.AST, name: str) -> list[int]:
 
 
 def test_every_listed_module_exists() -> None:
-    assert set(MODULES) >= PURE | {"server", "cli", "indexer", "plaud", "index.store"}
+    assert set(MODULES) >= PURE | {"server", "cli", "sync.indexer", "plaud", "index.store"}
 
 
 def test_every_import_resolves_to_a_module_of_the_package() -> None:
@@ -136,13 +136,13 @@ def test_outside_plaud_only_its_interface_is_used() -> None:
 
 
 def test_plaud_never_imports_the_index_or_the_stages_after_it() -> None:
-    later = ("index", "indexer", "search", "service", "server", "cli", "chunker", "embedder")
+    later = ("index", "sync", "search", "service", "server", "cli", "chunker", "embedder")
     for module in (m for m in MODULES if m == "plaud" or m.startswith("plaud.")):
         assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
 
 
 def test_the_index_never_imports_plaud_or_what_uses_the_index() -> None:
-    later = ("plaud", "indexer", "search", "service", "server", "cli")
+    later = ("plaud", "sync", "search", "service", "server", "cli")
     for module in (m for m in MODULES if m == "index" or m.startswith("index.")):
         assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
 
@@ -163,7 +163,7 @@ def test_no_print_outside_the_cli() -> None:
 
 def test_data_flows_one_way() -> None:
     # search ranks what the store gives it; it never reaches back into I/O modules.
-    assert not package_imports("search") & {"index.store", "index.writer", "indexer",
+    assert not package_imports("search") & {"index.store", "index.writer", "sync.indexer",
                                             "service", "embedder", "server"}
     assert not package_imports("plaud.documents") & {"chunker", "index.store", "search"}
     assert not package_imports("chunker") & {"index.store", "search", "embedder"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import SAMPLE_RECORDINGS
 
-from plaud_index.lock import IndexerLock
+from plaud_index.sync.lock import IndexerLock
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -143,9 +143,9 @@ def test_output_into_a_closed_pipe_ends_quietly(mock_env: dict[str, str]) -> Non
 
 def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> None:
     from plaud_index.config import build_config
-    from plaud_index.lock import IndexerLock
     from plaud_index.service import SearchService
-    from plaud_index.sync_state import SyncStateStore
+    from plaud_index.sync.lock import IndexerLock
+    from plaud_index.sync.state import SyncStateStore
 
     config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
     SyncStateStore(tmp_path).update(progress={"done": 25, "total": 300})

@@ -21,7 +21,6 @@ from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import PlaudAuthError, PlaudTransientError
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.trust import VERIFIED
-from plaud_index.indexer import Indexer
 from plaud_index.models import SyncReport
 from plaud_index.plaud import PlaudSource
 from plaud_index.plaud.api import PlaudClient
@@ -31,7 +30,8 @@ from plaud_index.plaud.tokens import default_store
 from plaud_index.plaud.transport import Transport
 from plaud_index.search import make_request
 from plaud_index.service import SearchService
-from plaud_index.sync_state import SyncStateStore
+from plaud_index.sync.indexer import Indexer
+from plaud_index.sync.state import SyncStateStore
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -24,8 +24,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from plaud_index.index.store import open_snapshot
-from plaud_index.lock import lock_holder
-from plaud_index.sync_state import SyncStateStore
+from plaud_index.sync.lock import lock_holder
+from plaud_index.sync.state import SyncStateStore
 
 REPO = Path(__file__).resolve().parent.parent
 RECORDINGS = 150

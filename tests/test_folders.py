@@ -18,9 +18,9 @@ from plaud_index.errors import PlaudTransientError
 from plaud_index.folders.formats import parse_file
 from plaud_index.folders.source import FolderSource, root_prefix
 from plaud_index.index.store import open_snapshot
-from plaud_index.indexer import Indexer
 from plaud_index.sources import CombinedSource
-from plaud_index.sync_state import SyncStateStore
+from plaud_index.sync.indexer import Indexer
+from plaud_index.sync.state import SyncStateStore
 
 SRT = """1
 00:00:01,000 --> 00:00:04,500

@@ -20,9 +20,9 @@ from helpers import FakeSource, detail
 
 from plaud_index.embedder import HashEmbedder, OnnxEmbedder
 from plaud_index.index.store import open_snapshot
-from plaud_index.indexer import Indexer
 from plaud_index.search import make_request, search
-from plaud_index.sync_state import SyncStateStore
+from plaud_index.sync.indexer import Indexer
+from plaud_index.sync.state import SyncStateStore
 
 
 def seg(text: object, start: object = 0, end: object = 4000, speaker: object = "Ann"

@@ -10,13 +10,13 @@ import pytest
 from helpers import FakeSource, detail
 
 from plaud_index.config import Config
-from plaud_index.cycles import run_locked_cycle
 from plaud_index.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError, SourceError
 from plaud_index.index.store import open_snapshot
-from plaud_index.indexer import Indexer
-from plaud_index.lock import IndexerLock, lock_holder
-from plaud_index.sync_state import SyncStateStore
+from plaud_index.sync.cycles import run_locked_cycle
+from plaud_index.sync.indexer import Indexer
+from plaud_index.sync.lock import IndexerLock, lock_holder
+from plaud_index.sync.state import SyncStateStore
 
 
 class CountingEmbedder(HashEmbedder):

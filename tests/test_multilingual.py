@@ -17,12 +17,12 @@ import pytest
 
 from plaud_index.analyzer import query_terms
 from plaud_index.config import build_config
-from plaud_index.cycles import run_locked_cycle
 from plaud_index.embedder import OnnxEmbedder
 from plaud_index.index.postings import bm25, build_postings
 from plaud_index.plaud.mock import load_corpus
 from plaud_index.search import make_request
 from plaud_index.service import SearchService
+from plaud_index.sync.cycles import run_locked_cycle
 
 DATA = Path(__file__).parent / "data" / "multilingual.jsonl"
 

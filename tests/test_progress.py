@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers import SAMPLE_RECORDINGS
 
-from plaud_index.progress import LogLines, ProgressLine, SyncProgress, about, reporter_for
+from plaud_index.sync.progress import LogLines, ProgressLine, SyncProgress, about, reporter_for
 
 REPO = Path(__file__).resolve().parent.parent
 

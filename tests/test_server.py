@@ -20,7 +20,7 @@ from helpers import SAMPLE_RECORDINGS, tool_error, tool_result
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from plaud_index.lock import IndexerLock
+from plaud_index.sync.lock import IndexerLock
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.anyio
@@ -150,7 +150,8 @@ async def test_bad_input_is_a_clear_tool_error_and_the_server_keeps_serving(
 
 async def test_populated_index_answers_while_another_process_holds_the_lock(home: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from plaud_index.lock import IndexerLock; "
+        "import sys, time; from pathlib import Path; "
+        "from plaud_index.sync.lock import IndexerLock; "
         "lock = IndexerLock(Path(sys.argv[1])); assert lock.try_acquire(); print('held', "
         "flush=True); time.sleep(60)"), str(home / "indexer.lock")], stdout=subprocess.PIPE,
         text=True, cwd=REPO)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 from plaud_index.config import Config
-from plaud_index.cycles import run_locked_cycle
 from plaud_index.embedder import HashEmbedder
-from plaud_index.lock import lock_holder
 from plaud_index.search import make_request
 from plaud_index.service import SearchService
-from plaud_index.sync_state import SyncStateStore
+from plaud_index.sync.cycles import run_locked_cycle
+from plaud_index.sync.lock import lock_holder
+from plaud_index.sync.state import SyncStateStore
 
 
 class Picky(HashEmbedder):
@@ -52,8 +52,8 @@ def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:
 def test_a_failed_background_sync_is_not_restarted_by_every_question(config: Config) -> None:
     from helpers import FakeSource
 
-    from plaud_index.cycles import BackgroundSync
     from plaud_index.errors import PlaudRateLimitedError
+    from plaud_index.sync.cycles import BackgroundSync
 
     class Limited(FakeSource):
         def list_files(self, tail_hint: str | None = None) -> list[dict[str, object]]:

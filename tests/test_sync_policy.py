@@ -7,7 +7,7 @@ import math
 from helpers import indexed
 
 from plaud_index.models import Listed
-from plaud_index.sync_policy import REVALIDATE_PERIOD_S, decide_deletions, plan_fetches
+from plaud_index.sync.policy import REVALIDATE_PERIOD_S, decide_deletions, plan_fetches
 
 NOW = 1_790_000_000.0  # 2026-09-21
 OLD = "2026-01-01T00:00:00+00:00"

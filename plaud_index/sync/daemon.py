@@ -15,12 +15,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from .config import Config
+from ..config import Config
+from ..embedder import Embedder
+from ..errors import IndexBusyError, PlaudIndexError
 from .cycles import run_locked_cycle
-from .embedder import Embedder
-from .errors import IndexBusyError, PlaudIndexError
 from .progress import Reporter, log_commits
-from .sync_state import SyncStateStore
+from .state import SyncStateStore
 
 log = logging.getLogger(__name__)
 

@@ -11,15 +11,15 @@ import threading
 import time
 from collections.abc import Callable
 
-from .config import Config
-from .embedder import Embedder
-from .errors import PlaudIndexError
+from ..config import Config
+from ..embedder import Embedder
+from ..errors import PlaudIndexError
+from ..models import SyncReport
+from ..plaud import RecordingSource
+from ..sources import make_source
 from .indexer import Indexer
 from .lock import IndexerLock
-from .models import SyncReport
-from .plaud import RecordingSource
 from .progress import SyncProgress, log_commits
-from .sources import make_source
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from .errors import IndexBusyError
-from .fsio import open_lock_file, storage_error, try_flock, unflock
+from ..errors import IndexBusyError
+from ..fsio import open_lock_file, storage_error, try_flock, unflock
 
 
 class IndexerLock:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .index.records import IndexedRecording
-from .models import Listed
+from ..index.records import IndexedRecording
+from ..models import Listed
 
 RECENT_S = 7 * 86400
 REVALIDATE_PERIOD_S = 86400

@@ -23,25 +23,25 @@ from typing import Any
 
 import numpy as np
 
-from .chunker import Chunker
-from .config import INDEX_DIR
-from .embedder import Embedder
-from .errors import (
+from ..chunker import Chunker
+from ..config import INDEX_DIR
+from ..embedder import Embedder
+from ..errors import (
     PlaudAuthError,
     PlaudIndexError,
     PlaudTransientError,
     SourceError,
 )
-from .fsio import storage_error
-from .index.manifest import ModelInfo
-from .index.records import IndexedRecording
-from .index.writer import IndexWriter, open_writer
-from .models import Chunk, Recording, SyncReport
-from .plaud import RecordingSource
+from ..fsio import storage_error
+from ..index.manifest import ModelInfo
+from ..index.records import IndexedRecording
+from ..index.writer import IndexWriter, open_writer
+from ..models import Chunk, Recording, SyncReport
+from ..plaud import RecordingSource
+from ..redact import redact
+from .policy import DeletionDecision, decide_deletions, plan_fetches
 from .progress import SyncProgress, log_commits
-from .redact import redact
-from .sync_policy import DeletionDecision, decide_deletions, plan_fetches
-from .sync_state import SyncState, SyncStateStore
+from .state import SyncState, SyncStateStore
 
 log = logging.getLogger(__name__)
 

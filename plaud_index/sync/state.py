@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import StateError
-from .fsio import flocked, write_json_atomic
+from ..errors import StateError
+from ..fsio import flocked, write_json_atomic
 
 log = logging.getLogger(__name__)
 
