@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from .agent import install, plan, uninstall
-from .client_config import SERVER, config_path, snippet, this_launch
+from .client_config import SERVER, config_path, snippet
 from .client_config import install as install_client
 from .config import Config
 from .doctor import run_checks
+from .launch import check_launch, this_launch
 from .plaud import auth_status, sign_in, sign_out
 from .render import render_auth, render_checks
 
@@ -92,6 +93,9 @@ def cmd_config(args: argparse.Namespace, config: Config) -> int:
         print(snippet(args.client, launch))
         return 0
     path = config_path(args.client, Path.home(), os.environ, Path.cwd())
+    seconds = check_launch(launch)
+    print(f"Checked: `{' '.join((launch.command, *launch.args))}` started and answered MCP "
+          f"initialize in {seconds:.1f} s.")
     done = install_client(args.client, launch, path)
     if not done.changed:
         print(f"{path} already starts {SERVER} this way; nothing changed.")

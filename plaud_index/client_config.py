@@ -1,10 +1,9 @@
 """``config <client>``: the MCP client snippet that starts this server, printed or merged in.
 
-The command is ``uvx plaud-index-mcp`` when this program runs from uv's tool cache
-(that is how the configs in the README start it), else the absolute path of this
-interpreter's console script, so the client starts exactly this installation. Merging
-touches only the ``plaud-index`` entry: other servers and settings stay as they are,
-the file is backed up first, and running it twice changes nothing the second time.
+The command is ``launch.this_launch()``: how this same installation was started.
+Merging touches only the ``plaud-index`` entry: other servers and settings stay as
+they are, the file is backed up first, and running it twice changes nothing the
+second time.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from typing import Any
 
 from .errors import ConfigError
 from .fsio import atomic_file, fsync_dir
+from .launch import Launch, shell_word
 
 SERVER = "plaud-index"
 CLIENTS = ("claude-desktop", "cursor", "vscode", "codex", "claude-code")
@@ -29,26 +29,10 @@ SCRIPT = "plaud-index-mcp"
 
 
 @dataclass(frozen=True)
-class Launch:
-    command: str
-    args: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Installed:
     path: Path
     backup: Path | None  # None: the file did not exist, or nothing changed
     changed: bool
-
-
-def this_launch(prefix: str = sys.prefix, executable: str = sys.executable) -> Launch:
-    """How a client should start the installation that is running now."""
-    if re.search(r"[/\\]uv[/\\](archive-v\d+|tools)[/\\]", prefix):
-        return Launch("uvx", (SCRIPT,))
-    script = Path(prefix) / ("Scripts" if os.name == "nt" else "bin") / SCRIPT
-    if script.is_file():
-        return Launch(str(script))
-    return Launch(executable, ("-m", "plaud_index"))
 
 
 def config_path(client: str, home: Path, env: Mapping[str, str], cwd: Path,
@@ -83,15 +67,10 @@ def snippet(client: str, launch: Launch) -> str:
     if client == "codex":
         return toml_table(launch)
     if client == "claude-code":
-        argv = " ".join(_shell(a) for a in (launch.command, *launch.args))
+        argv = " ".join(shell_word(a) for a in (launch.command, *launch.args))
         return f"claude mcp add --scope user {SERVER} -- {argv}"
     key = "servers" if client == "vscode" else "mcpServers"
     return json.dumps({key: {SERVER: entry(client, launch)}}, indent=2)
-
-
-def _shell(word: str) -> str:
-    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") \
-        + "'"
 
 
 def merge_json(existing: dict[str, Any], client: str, launch: Launch) -> dict[str, Any]:

@@ -14,9 +14,11 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
 
 def health(state: SyncState, now: float, interval_ms: int,
            daemon_alive: bool | None, writable: str | None = None,
-           syncing: bool = False) -> Health:
+           syncing: bool = False, signed_out: str | None = None) -> Health:
     """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
-    the home when it cannot be written (a read-only disk: no sync can save anything)."""
+    the home when it cannot be written (a read-only disk: no sync can save anything);
+    ``signed_out`` says why Plaud cannot be synced when it is a source but nobody is
+    signed in (the index may still answer, but it can no longer stay fresh)."""
     interval = interval_ms / 1000
     flags: list[str] = []
     if writable:
@@ -24,13 +26,14 @@ def health(state: SyncState, now: float, interval_ms: int,
                      "can be saved until it can")
     last = state.last_success
     progress = SyncProgress.from_state(state.progress)
+    if signed_out:
+        flags.append(signed_out)
     if last is None and syncing:
         flags.append("first sync running: " + (progress.describe(now) if progress else
-                                               "listing the recordings"))
+                                               "starting"))
     elif last is None and progress is not None:
-        flags.append(f"the first sync stopped at {progress.done} of {progress.total} "
-                     "recordings: the index is partial until `plaud-index-mcp indexer` "
-                     "(or the next search) resumes it")
+        flags.append(f"the first sync {progress.describe_stopped(now)}: the index is partial "
+                     "until `plaud-index-mcp indexer` (or the next search) resumes it")
     elif last is None:
         flags.append("never synced: run `plaud-index-mcp indexer --once`")
     elif now - float(last) > 3 * interval:

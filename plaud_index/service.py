@@ -156,8 +156,8 @@ class SearchService:
         failed = state.last_error if state.last_success is None else None
         if lock_holder(self.config.lock_path):
             progress = SyncProgress.from_state(state.progress)
-            doing = (f"indexing {progress.describe(time.time())}" if progress else
-                     "the first sync has started and is listing the recordings")
+            doing = (f"the first sync is {progress.describe(time.time())}" if progress else
+                     "the first sync is starting")
             earlier = f" (the previous attempt failed: {failed})" if failed else ""
             return IndexNotReadyError(f"Plaud index not available yet: {doing}{earlier}. "
                                       "Nothing is searchable until the first recordings are "
@@ -264,13 +264,16 @@ class SearchService:
     def freshness(self, snap: Snapshot | None) -> IndexInfo:
         state = self.state.read()
         progress = SyncProgress.from_state(state.progress)
+        now = time.time()
+        described = None if progress is None or state.complete else \
+            progress.describe(now) if lock_holder(self.config.lock_path) else \
+            progress.describe_stopped(now)
         return IndexInfo(recordings=len(snap.recordings) if snap else 0,
                          chunks=snap.live_chunks if snap else 0,
                          last_sync=stamps(self.config.zone, snap.manifest.updated_at)[0]
                          if snap and snap.manifest.updated_at else None,
                          last_error=state.last_error, complete=state.complete,
-                         progress=progress.describe(time.time()) if progress and
-                         not state.complete else None)
+                         progress=described)
 
     def status(self) -> Status:
         return build_status(self.config, self.state.read(), self.snapshot())

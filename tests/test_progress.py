@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import pty
+import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from helpers import SAMPLE_RECORDINGS
 
 from plaud_index.sync.progress import LogLines, ProgressLine, SyncProgress, about, reporter_for
@@ -16,13 +20,39 @@ from plaud_index.sync.progress import LogLines, ProgressLine, SyncProgress, abou
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_progress_estimates_what_is_left_from_the_rate_so_far() -> None:
-    progress = SyncProgress(done=10, total=70, started=1000.0)
-    assert progress.rate(1100.0) == 0.1
-    assert progress.eta_s(1100.0) == 600.0
-    assert progress.describe(1100.0) == "10 of 70 recordings, about 10 minutes left"
-    assert SyncProgress(0, 70, 1000.0).describe(1100.0) == "0 of 70 recordings"
-    assert SyncProgress(70, 70, 1000.0).describe(1100.0) == "70 of 70 recordings"
+RUNNING = SyncProgress(done=10, total=70, started=1000.0, chunks=800, updated=1100.0,
+                       phase="embedding", fetched=12, chunks_seen=960, fetch_s=6.0,
+                       embed_s=40.0)
+
+
+def test_time_left_is_the_cost_so_far_applied_to_what_is_left() -> None:
+    # 58 unfetched × 0.5 s + (160 queued + 58 × 80 to come) chunks × 0.05 s = 269 s
+    assert RUNNING.eta_s() == pytest.approx(269.0)
+    assert RUNNING.chunk_rate() == 20.0
+    assert RUNNING.describe(1100.0) == ("embedding, 10 of 70 recordings done, 800 chunks "
+                                        "embedded, about 4 minutes left")
+    assert RUNNING.describe(1160.0).endswith("about 3 minutes left")  # counts down
+    assert RUNNING.describe(5000.0).endswith("about 5 seconds left")  # never below
+
+
+def test_no_estimate_before_a_rate_is_known_and_none_while_listing() -> None:
+    assert SyncProgress(0, 0, 1000.0, phase="listing").describe(1001.0) == \
+        "listing the recordings"
+    fetched_only = SyncProgress(0, 70, 1000.0, phase="fetching", fetched=1, chunks_seen=80,
+                                fetch_s=0.1, updated=1000.1)
+    assert fetched_only.eta_s() is None
+    assert fetched_only.describe(1001.0) == "fetching, 0 of 70 recordings done"
+    nothing_to_embed = SyncProgress(10, 70, 1000.0, fetched=10, fetch_s=10.0)
+    assert nothing_to_embed.eta_s() == 60.0  # a quiet re-check: fetching is all the cost
+    assert SyncProgress(70, 70, 1000.0, fetched=70, fetch_s=1).describe(1100.0) == \
+        "fetching, 70 of 70 recordings done"
+
+
+def test_a_stopped_sync_says_since_when_and_its_time_left_does_not_grow() -> None:
+    assert RUNNING.describe_stopped(1700.0) == ("stopped 10 minutes ago at 10 of 70 "
+                                                "recordings (about 4 minutes of work left)")
+    assert RUNNING.describe_stopped(1100.0 + 86400 * 3).endswith(
+        "ago at 10 of 70 recordings (about 4 minutes of work left)")
 
 
 def test_durations_read_as_a_person_says_them() -> None:
@@ -32,8 +62,10 @@ def test_durations_read_as_a_person_says_them() -> None:
 
 
 def test_stored_progress_round_trips_and_junk_is_ignored() -> None:
-    progress = SyncProgress(done=3, total=9, started=5.0, chunks=40, committed=3, updated=9.0)
-    assert SyncProgress.from_state(progress.to_state()) == progress
+    assert SyncProgress.from_state(RUNNING.to_state()) == RUNNING
+    assert SyncProgress.from_state({**RUNNING.to_state(), "phase": "dancing"}) == \
+        SyncProgress(**{**RUNNING.to_state(), "phase": "fetching"})
+    assert SyncProgress.from_state({**RUNNING.to_state(), "embed_s": "x"}) is None
     assert SyncProgress.from_state({"done": 25, "total": 300}) == SyncProgress(25, 300, 0.0,
                                                                                committed=25)
     assert SyncProgress.from_state({"done": "x"}) is None
@@ -43,13 +75,23 @@ def test_stored_progress_round_trips_and_junk_is_ignored() -> None:
 def test_the_terminal_line_is_redrawn_in_place_and_ended_once() -> None:
     stream = io.StringIO()
     line = ProgressLine(stream)
-    line(SyncProgress(done=1, total=4, started=1000.0, chunks=12, updated=1005.0))
-    line(SyncProgress(done=2, total=4, started=1000.0, chunks=30, updated=1010.0))
+    line(SyncProgress(0, 0, 1000.0, phase="listing", updated=1000.0))
+    line(RUNNING)
     line.finish()
     line.finish()
     out = stream.getvalue()
     assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
-    assert "Indexing: recordings 2/4 · 30 chunks · 0.2/s · about 10 seconds left" in out
+    assert "\rIndexing: listing the recordings" in out
+    assert ("Indexing: embedding · recordings 10/70 · 800 chunks · 20.0 chunks/s · about 4 "
+            "minutes left") in out
+
+
+def test_plain_lines_come_once_per_commit(caplog: pytest.LogCaptureFixture) -> None:
+    lines = LogLines()
+    with caplog.at_level(logging.INFO, logger="plaud_index.sync.progress"):
+        for committed in (0, 0, 3, 3, 5):
+            lines(replace(RUNNING, committed=committed))
+    assert [r.getMessage()[:24] for r in caplog.records] == ["Committed 10 of 70 recor"] * 2
 
 
 def test_a_terminal_gets_the_line_and_anything_else_log_lines() -> None:
@@ -83,7 +125,8 @@ def test_indexer_once_on_a_terminal_shows_a_live_line(tmp_path: Path) -> None:
     out = _read_all(main)
     assert proc.wait(timeout=120) == 0
     os.close(main)
-    assert f"\rIndexing: recordings {SAMPLE_RECORDINGS}/{SAMPLE_RECORDINGS}" in out
+    assert re.search(rf"\rIndexing: \w+ · recordings {SAMPLE_RECORDINGS}/{SAMPLE_RECORDINGS}",
+                     out)
     after_line = out.split("\rIndexing")[-1]
     assert "\n" in after_line.split("Cycle done")[0]  # the log line starts on a new line
 
@@ -95,4 +138,4 @@ def test_indexer_once_into_a_pipe_writes_plain_lines(tmp_path: Path) -> None:
                          capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "\r" not in run.stderr
-    assert f"Indexed {SAMPLE_RECORDINGS} of {SAMPLE_RECORDINGS} recordings" in run.stderr
+    assert f"Committed {SAMPLE_RECORDINGS} of {SAMPLE_RECORDINGS} recordings" in run.stderr

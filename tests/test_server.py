@@ -167,10 +167,10 @@ async def test_populated_index_answers_while_another_process_holds_the_lock(home
 async def test_empty_index_with_free_lock_syncs_in_the_background(tmp_path: Path) -> None:
     async with connect(tmp_path / "fresh", PLAUD_CLIENT="mock") as session:
         first = await tool_error(session, "plaud_search", query="postmortem checkout outage")
-        for _ in range(600):  # the sample is one commit: poll until it lands
+        for _ in range(600):  # the first commit comes at once: poll until all have landed
             result = await session.call_tool("plaud_search",
                                              {"query": "postmortem checkout outage"})
-            if not result.is_error:
+            if not result.is_error and result.structured_content["index"]["complete"]:
                 break
             await anyio.sleep(0.2)
     assert "Plaud index not available yet" in first
@@ -189,7 +189,7 @@ async def test_empty_index_while_the_indexer_runs_says_so(tmp_path: Path) -> Non
             message = await tool_error(session, "plaud_search", query="budget")
     finally:
         lock.release()
-    assert "Plaud index not available yet: the first sync has started" in message
+    assert "Plaud index not available yet: the first sync is starting" in message
 
 
 async def test_no_index_and_no_source_is_a_clear_refusal(tmp_path: Path) -> None:

@@ -31,11 +31,14 @@ def test_an_answer_from_a_finished_sync_is_complete(config: Config) -> None:
 def test_an_answer_during_the_first_sync_says_it_is_partial(config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
     state = SyncStateStore(config.home)
-    state.update(last_success=None, progress={"done": 5, "total": 20,
+    state.update(last_success=None, progress={"done": 5, "total": 20, "fetched": 5,
+                                              "fetch_s": 75.0, "updated": time.time() - 200,
                                               "started": time.time() - 100})
     result = SearchService(config, HashEmbedder()).search(make_request("budget"))
     assert not result.index.complete
-    assert result.index.progress == "5 of 20 recordings, about 5 minutes left"
+    # nobody is indexing: the sync stopped, and its estimate is what it was when it did
+    assert result.index.progress == ("stopped 3 minutes ago at 5 of 20 recordings (about 4 "
+                                     "minutes of work left)")
 
 
 def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:

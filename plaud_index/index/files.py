@@ -11,6 +11,7 @@ import mmap
 import threading
 import zlib
 from pathlib import Path
+from tokenize import TokenError
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,11 @@ REBUILD = "the indexer rebuilds it from Plaud on its next cycle (or delete the f
 # not thread-safe (concurrent calls raise "SystemError: AST constructor recursion depth
 # mismatch"): readers on several threads take turns for that moment.
 NPY_HEADERS = threading.Lock()
+# What reading a damaged .npy raises: numpy parses its header text with tokenize and
+# ast.literal_eval, so a flipped header byte can end in TokenError or SyntaxError (or a
+# dict of the wrong shape: TypeError, KeyError), besides numpy's own ValueError.
+NPY_DAMAGE = (OSError, ValueError, EOFError, SyntaxError, TokenError, TypeError, KeyError,
+              RecursionError, OverflowError)
 
 
 def damaged(path: Path | str, why: object) -> IndexCorruptError:
@@ -61,7 +67,7 @@ def map_npy(path: Path) -> np.ndarray:
             array: np.ndarray = np.load(path, mmap_mode="r")
     except FileNotFoundError:
         raise
-    except (OSError, ValueError, EOFError) as exc:
+    except NPY_DAMAGE as exc:
         raise damaged(path, f"{type(exc).__name__}: {exc}") from exc
     return array
 

@@ -37,6 +37,9 @@ class ChunkRow:
                    c.heading, c.line_ms, c.line_speakers)
 
 
+PARTIAL = "partial:"  # the content hash prefix of a recording indexed in part
+
+
 @dataclass(frozen=True)
 class IndexedRecording:
     """What the index keeps about a recording besides its chunks."""
@@ -50,6 +53,12 @@ class IndexedRecording:
     note_titles: tuple[str, ...]
     chunk_count: int
     origin: str = ""  # a folder file's path; "" for Plaud recordings
+
+    @property
+    def partial(self) -> bool:
+        """Indexed in part: a cycle had to commit before all its chunks were embedded
+        (``sync.work``); it is fetched again until it is whole."""
+        return self.content_hash.startswith(PARTIAL)
 
     @property
     def source_kind(self) -> str:

@@ -84,7 +84,9 @@ def auth_status(config: Config, online: bool = False) -> AuthStatus:
     Plaud accepts it now (a network call: distinct answers for unreachable and expired)."""
     base = config.plaud.api_base
     if config.client == "mock":
-        return AuthStatus(signed_in=True, method="mock", account="the bundled sample corpus",
+        corpus = f"the mock corpus {config.mock_corpus}" if config.mock_corpus else \
+            "the bundled sample corpus"
+        return AuthStatus(signed_in=True, method="mock", account=corpus,
                           api_base="(none: PLAUD_CLIENT=mock)", token_store="-")
     if config.web_token:
         return AuthStatus(signed_in=True, method="web token (PLAUD_API_TOKEN)",

@@ -1,71 +1,48 @@
 """One index cycle: list → diff → fetch changed → normalise → chunk → embed → commit.
 
-Work is done in groups of up to ``commit_every`` recordings, closed early when
-fetching takes long (the first group after a few seconds): each group's new
-chunks are embedded in one call (full, length-sorted batches keep the model
-busy) and committed, so a crash during a long first sync loses at most one
-group, and an interrupted first sync always keeps what it did.
-Chunks whose content hash is already in the index reuse their vector.
+Recordings are fetched one by one; their new chunks are embedded a group at a
+time (``sync.embedding``), and each recording is staged in the writer as soon
+as all its vectors are there. Commits are bounded by time, embedding included:
+the first comes as soon as the first recording is ready, later ones every
+``commit_seconds`` (or ``commit_every`` recordings), and when the time is up
+while one very long recording is still being embedded, what it has so far goes
+in as a partial recording that the next commit completes. So a crash or a
+stop loses at most the work since the last commit, and a user of a first sync
+sees results seconds after it starts. Chunks whose content hash is already in
+the index reuse their vector.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ..chunker import Chunker
 from ..config import INDEX_DIR
 from ..embedder import Embedder
-from ..errors import (
-    PlaudAuthError,
-    PlaudIndexError,
-    PlaudTransientError,
-    SourceError,
-)
+from ..errors import PlaudIndexError
 from ..fsio import storage_error
 from ..index.manifest import ModelInfo
-from ..index.records import IndexedRecording
-from ..index.writer import IndexWriter, open_writer
-from ..models import Chunk, Recording, SyncReport
+from ..index.writer import open_writer
+from ..models import SyncReport
 from ..plaud import RecordingSource
 from ..redact import redact
+from .embedding import GROUP_CHUNKS, EmbedQueue
 from .policy import DeletionDecision, decide_deletions, plan_fetches
 from .progress import SyncProgress, log_commits
 from .state import SyncState, SyncStateStore
+from .work import CycleWork, content_hash, indexed_record
+
+__all__ = ["Indexer", "content_hash", "indexed_record"]
 
 log = logging.getLogger(__name__)
 
-COMMIT_EVERY = 25
-FIRST_COMMIT_S = 5.0  # the first commit of a cycle comes this soon
-COMMIT_S = 30.0  # and the later ones at least this often
-
-
-def content_hash(recording: Recording) -> str:
-    """Changes whenever anything the index derives from the recording changes."""
-    payload = json.dumps([recording.title, recording.created_at.isoformat(),
-                          [asdict(u) for u in recording.utterances],
-                          [asdict(n) for n in recording.notes]], sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def indexed_record(recording: Recording, digest: str, chunks: int) -> IndexedRecording:
-    return IndexedRecording(
-        file_id=recording.file_id, title=recording.title,
-        created_at=recording.created_at.isoformat(), duration_ms=recording.duration_ms,
-        content_hash=digest, speakers=recording.speakers,
-        note_titles=tuple(dict.fromkeys(n.note_title for n in recording.notes)),
-        chunk_count=chunks, origin=recording.origin,
-    )
+COMMIT_EVERY = 25  # recordings per commit at most
+COMMIT_S = 30.0  # a commit at least this often while work is ready (the first: at once)
 
 
 class Indexer:
@@ -77,8 +54,7 @@ class Indexer:
                  should_stop: Callable[[], bool] = lambda: False,
                  clock: Callable[[], float] = time.time,
                  progress: Callable[[SyncProgress], object] = log_commits,
-                 first_commit_seconds: float = FIRST_COMMIT_S,
-                 commit_seconds: float = COMMIT_S) -> None:
+                 commit_seconds: float = COMMIT_S, group_chunks: int = GROUP_CHUNKS) -> None:
         self.source = source
         self.embedder = embedder
         self.index_dir = home / INDEX_DIR
@@ -91,9 +67,9 @@ class Indexer:
         self.interval_s = interval_s  # sizes the rolling revalidation window
         self.should_stop = should_stop  # checked between fetches: commit what is done, stop
         self.clock = clock
-        self.report_progress = progress  # each recording fetched, and each commit
-        self.first_commit_seconds = first_commit_seconds
+        self.report_progress = progress  # each fetch, each embedded group, each commit
         self.commit_seconds = commit_seconds
+        self.group_chunks = group_chunks
 
     @property
     def model(self) -> ModelInfo:
@@ -139,6 +115,8 @@ class Indexer:
 
     def _cycle(self, started: float, state: SyncState) -> tuple[SyncReport, dict[str, Any]]:
         """Returns the report and what the next cycle must remember."""
+        self.state.update(progress=SyncProgress(0, 0, started, phase="listing",
+                                                updated=started).to_state())
         writer = open_writer(self.index_dir, self.model, self.clock)
         listing = self.source.list_recordings(tail_hint=state.list_tail)
         known = writer.recordings()
@@ -149,163 +127,36 @@ class Indexer:
         log.info("The sources list %d recordings; fetching %d (new %d, processing %d, renamed %d, "
                  "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
-        todo, counts, errors, stopped = plan.ids, Counter[str](), [], False
-        quarantine = {k: v for k, v in state.skipped.items() if k in listing}
-        done = 0
-        while done < len(todo):
-            # The first commit comes within seconds, so an interrupted first sync (a client
-            # that gave up, a laptop lid) always keeps something; later ones by count or time.
-            deadline = self.clock() + (self.commit_seconds if counts["commits"]
-                                       else self.first_commit_seconds)
-            group, group_errors = self._index_group(
-                writer, todo[done:done + self.commit_every], known, counts, quarantine,
-                deadline, partial(self._fetched, started, done, len(todo), counts))
-            errors += group_errors
-            if writer.commit():
-                counts["commits"] += 1
-            checked.update({fid: self.clock() for fid in group})
-            versions.update({fid: v for fid in group if (v := listing[fid].version)})
-            done += len(group)
-            progress = self._progress(started, done, len(todo), done, counts)
-            self.state.update(progress=progress.to_state())
-            if self.should_stop() and done < len(todo):
-                log.info("Stopping after this commit; %d recordings resume next start",
-                         len(todo) - done)
-                stopped = True
-                break
+        run = CycleWork(
+            self.source, self.chunker, writer,
+            EmbedQueue(self.embedder, writer.known_vector, self.group_chunks),
+            self.model.dim, self.clock, self.should_stop, self.report_progress,
+            lambda p: self.state.update(progress=p.to_state()), self.commit_seconds,
+            self.commit_every, known, plan.ids, started,
+            {k: v for k, v in state.skipped.items() if k in listing},
+            last_commit=self.clock())
+        run.run()
+        checked.update(run.checked)
+        versions.update({fid: v for fid in run.checked if (v := listing[fid].version)})
         # what a part of the source could not list this time stays (an unmounted folder)
         present = set(listing) | self.source.kept(set(known) - set(listing))
-        decision = DeletionDecision([], state.held_deletion, None) if stopped else \
+        decision = DeletionDecision([], state.held_deletion, None) if run.stopped else \
             decide_deletions(present, set(known), state.held_deletion)
         if decision.warning:
             log.warning("%s", decision.warning)
         for file_id in decision.delete:
             writer.delete(file_id)
-        if writer.commit():
-            counts["commits"] += 1
-        if writer.rebuilding and not stopped:  # every listed recording was tried once
+        run.commit()
+        if writer.rebuilding and not run.stopped:  # every listed recording was tried once
             writer.promote()
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
-        remembered = {"checked": checked, "held_deletion": decision.hold, "skipped": quarantine,
-                      "processing": processing, "list_tail": next(reversed(listing), None),
-                      "versions": versions}
+        remembered = {"checked": checked, "held_deletion": decision.hold,
+                      "skipped": run.quarantine, "processing": processing,
+                      "list_tail": next(reversed(listing), None), "versions": versions}
+        counts = run.counts
         report = SyncReport(
             listed=len(listing), deleted=len(decision.delete),
-            unchanged=counts.pop("unchanged", 0) + len(listing) - len(todo),
-            seconds=round(self.clock() - started, 3), errors=tuple(errors), stopped=stopped,
-            **counts)
+            unchanged=counts.pop("unchanged", 0) + len(listing) - len(plan.ids),
+            seconds=round(self.clock() - started, 3), errors=tuple(run.errors),
+            stopped=run.stopped, **counts)
         return report, remembered
-
-    def _fetched(self, started: float, committed: int, total: int, counts: Counter[str],
-                 in_group: int) -> None:
-        self._progress(started, committed + in_group, total, committed, counts)
-
-    def _progress(self, started: float, done: int, total: int, committed: int,
-                  counts: Counter[str]) -> SyncProgress:
-        progress = SyncProgress(done=done, total=total, started=started,
-                                chunks=counts["chunks_embedded"], committed=committed,
-                                updated=self.clock())
-        self.report_progress(progress)
-        return progress
-
-    def _index_group(self, writer: IndexWriter, ids: Sequence[str],
-                     known: dict[str, IndexedRecording], counts: Counter[str],
-                     quarantine: dict[str, str], deadline: float,
-                     fetched: Callable[[int], object]) -> tuple[list[str], list[str]]:
-        """Fetch, chunk and embed a group from ``ids`` and stage it in ``writer``: all of
-        them, or fewer when fetching reaches ``deadline`` (at least one). Returns the ids
-        taken and the errors. A recording that
-        fails for a reason of its own (bad payload, a bug its content triggers) is put in
-        ``quarantine`` and skipped; the rest of the group is still committed. Plaud being
-        unreachable or the sign-in expiring is not a recording's fault: that stops the
-        cycle (what is committed stays)."""
-        errors: list[str] = []
-        prepared: list[tuple[Recording, str, list[Chunk]]] = []
-        group: list[str] = []
-        for file_id in ids:
-            if group and (self.clock() >= deadline or self.should_stop()):
-                break  # commit what is fetched: soon, and soon after a stop request
-            group.append(file_id)
-            fetched(len(group))
-            try:
-                recording = self.source.get_recording(file_id)
-                digest = content_hash(recording)
-                previous = known.get(recording.file_id)
-                if previous and previous.content_hash == digest:
-                    counts["fetched"] += 1
-                    counts["unchanged"] += 1
-                    quarantine.pop(file_id, None)
-                    continue
-                chunks = self.chunker.chunk(recording)
-            except (PlaudAuthError, PlaudTransientError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - one recording never stops a cycle
-                errors.append(self._skip(file_id, exc, quarantine, counts))
-                continue
-            counts["fetched"] += 1
-            prepared.append((recording, digest, chunks))
-        shared = self._embed_group(writer, [c for _, _, chunks in prepared for c in chunks],
-                                   counts)
-        for recording, digest, chunks in prepared:
-            try:
-                vectors = shared if shared is not None else \
-                    self._embed_alone(writer, chunks, counts)
-                matrix = self._matrix(chunks, vectors)
-            except Exception as exc:  # noqa: BLE001 - e.g. text the tokenizer rejects
-                errors.append(self._skip(recording.file_id, exc, quarantine, counts))
-                continue
-            writer.put(indexed_record(recording, digest, len(chunks)), chunks, matrix)
-            quarantine.pop(recording.file_id, None)
-            counts["updated" if recording.file_id in known else "added"] += 1
-        return group, errors
-
-    def _embed_group(self, writer: IndexWriter, chunks: list[Chunk], counts: Counter[str],
-                     alone: bool = False) -> dict[str, np.ndarray] | None:
-        """Vectors by chunk id: committed ones reused, the rest embedded in one call (full,
-        length-sorted batches). If that call fails for the group, ``None``: each recording
-        is then embedded alone, so only the one whose text breaks the model is skipped."""
-        vectors: dict[str, np.ndarray] = {}
-        fresh: list[Chunk] = []
-        for chunk in chunks:
-            known_vector = writer.known_vector(chunk)
-            if known_vector is None:
-                fresh.append(chunk)
-            else:
-                vectors[chunk.chunk_id] = known_vector
-        try:
-            embedded = self.embedder.embed([c.embed_text for c in fresh]) if fresh else ()
-        except Exception:
-            if alone:
-                raise
-            log.warning("Embedding a group of %d chunks failed; embedding its recordings "
-                        "one by one to find the one at fault", len(fresh))
-            return None
-        vectors.update(zip((c.chunk_id for c in fresh), embedded, strict=True))
-        counts["chunks_reused"] += len(chunks) - len(fresh)
-        counts["chunks_embedded"] += len(fresh)
-        return vectors
-
-    def _embed_alone(self, writer: IndexWriter, chunks: list[Chunk],
-                     counts: Counter[str]) -> dict[str, np.ndarray]:
-        vectors = self._embed_group(writer, chunks, counts, alone=True)
-        if vectors is None:  # pragma: no cover - alone=True raises instead
-            raise RuntimeError("embedding failed")
-        return vectors
-
-    def _matrix(self, chunks: list[Chunk], vectors: dict[str, np.ndarray]) -> np.ndarray:
-        matrix = np.array([vectors[c.chunk_id] for c in chunks], dtype=np.float32)
-        matrix = matrix.reshape(len(chunks), self.model.dim)
-        if not np.isfinite(matrix).all():
-            raise ValueError("the model produced vectors that are not numbers")
-        return matrix
-
-    @staticmethod
-    def _skip(file_id: str, exc: Exception, quarantine: dict[str, str],
-              counts: Counter[str]) -> str:
-        reason = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, PlaudIndexError)
-                        else str(exc))[:500]
-        log.warning("Skipping recording %s: %s", file_id, reason)
-        if not isinstance(exc, SourceError):  # Plaud's own 404/5xx answers are retried
-            quarantine[file_id] = reason
-        counts["skipped"] += 1
-        return f"{file_id}: {reason}"

@@ -76,7 +76,7 @@ def plan_fetches(listing: Mapping[str, Listed],
                 old.append(file_id)
         elif rec is None:
             new.append(file_id)
-        elif rec.chunk_count == 0:
+        elif rec.chunk_count == 0 or rec.partial:  # Plaud still working, or we were
             processing.append(file_id)
         elif name and name != rec.title:
             renamed.append(file_id)

@@ -1,62 +1,109 @@
-"""Progress of a running sync: the numbers, how they read, and the live terminal line.
+"""Progress of a running sync: the numbers, how they read, and the live terminal line. Pure.
 
-The indexer stores a ``SyncProgress`` in the sync state at every commit, so
-``status``, the MCP answers and a second terminal all read the same n of N.
-On a terminal the indexer also redraws one line per recording; anywhere else
-(launchd's log file, a pipe) it writes a plain log line per commit instead.
+The indexer keeps a ``SyncProgress`` in the sync state while it works (at most
+about once a second, and at every phase change and commit), so ``status``, the
+MCP answers and a second terminal read the same numbers. Time left comes from
+what the work has cost so far: seconds per recording fetched and seconds per
+chunk embedded, applied to what is left. It is stored, not derived from the
+clock, so a sync that stopped keeps its estimate instead of one that grows.
+On a terminal the indexer also redraws one line; anywhere else (launchd's log
+file, a pipe) it writes a plain log line per commit instead.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Protocol, TextIO
 
 log = logging.getLogger(__name__)
 
+PHASES = ("listing", "fetching", "embedding", "committing")
+
 
 @dataclass(frozen=True)
 class SyncProgress:
-    """``done`` of ``total`` recordings handled since ``started`` (epoch seconds)."""
+    """``done`` of ``total`` recordings handled (indexed, unchanged or skipped) since
+    ``started`` (epoch seconds); ``committed`` of them are safely on disk."""
 
     done: int
     total: int
     started: float
     chunks: int = 0  # chunks embedded so far
-    committed: int = 0  # recordings whose work is safely on disk
+    committed: int = 0
     updated: float = 0.0  # when these numbers were taken (epoch seconds)
+    phase: str = "fetching"
+    fetched: int = 0  # recordings whose details were fetched
+    chunks_seen: int = 0  # chunks of the fetched recordings that need embedding
+    fetch_s: float = 0.0  # seconds spent fetching
+    embed_s: float = 0.0  # seconds spent embedding
 
     @classmethod
     def from_state(cls, raw: dict[str, Any] | None) -> SyncProgress | None:
         """The stored form; ``None`` when there is none or it is not ours."""
-        if not raw:
+        if not raw or not isinstance(raw, dict):
             return None
         try:
-            return cls(done=int(raw["done"]), total=int(raw["total"]),
-                       started=float(raw.get("started", 0.0)),
-                       chunks=int(raw.get("chunks", 0)),
-                       committed=int(raw.get("committed", raw["done"])),
-                       updated=float(raw.get("updated", 0.0)))
-        except (KeyError, TypeError, ValueError):
+            done = int(raw["done"])
+            values: dict[str, Any] = {"done": done, "total": int(raw["total"]),
+                                      "committed": int(raw.get("committed", done))}
+            for f in fields(cls):  # each optional field read as the type of its default
+                if f.name not in values and f.name in raw:
+                    kind: type = float if f.name == "started" else type(f.default)
+                    values[f.name] = kind(raw[f.name])
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
+        values.setdefault("started", 0.0)
+        if values.get("phase", "fetching") not in PHASES:
+            values["phase"] = "fetching"
+        return cls(**values)
 
     def to_state(self) -> dict[str, Any]:
         return asdict(self)
 
-    def rate(self, now: float) -> float:
-        """Recordings per second so far (0 until the first one is done)."""
-        elapsed = now - self.started
-        return self.done / elapsed if self.done and self.started and elapsed > 0 else 0.0
+    def chunk_rate(self) -> float:
+        """Chunks embedded per second of embedding (0 before the first batch)."""
+        return self.chunks / self.embed_s if self.chunks and self.embed_s > 0 else 0.0
 
-    def eta_s(self, now: float) -> float | None:
-        rate = self.rate(now)
-        return (self.total - self.done) / rate if rate else None
+    def eta_s(self) -> float | None:
+        """Seconds of work left, from the cost so far: the recordings not yet fetched at
+        this sync's seconds per fetch, and the chunks not yet embedded (those fetched, plus
+        the unfetched recordings' at this sync's chunks per recording) at its seconds per
+        chunk. ``None`` until both costs are known."""
+        if self.phase == "listing" or not self.fetched:
+            return None
+        unfetched = max(self.total - self.fetched, 0)
+        chunks_left = max(self.chunks_seen - self.chunks, 0) + \
+            unfetched * self.chunks_seen / self.fetched
+        if chunks_left and not self.chunks:
+            return None  # nothing embedded yet: no rate to go by
+        per_chunk = self.embed_s / self.chunks if self.chunks else 0.0
+        return unfetched * self.fetch_s / self.fetched + chunks_left * per_chunk
 
-    def describe(self, now: float) -> str:
-        """``12 of 73 recordings, about 4 minutes left`` (no estimate before the first)."""
-        text = f"{self.done} of {self.total} recordings"
-        eta = self.eta_s(now)
-        return f"{text}, {about(eta)} left" if eta and self.done < self.total else text
+    def left_s(self, now: float) -> float | None:
+        """While running: the estimate counted down since it was taken (never below a
+        few seconds: the numbers are refreshed as the work goes on)."""
+        eta = self.eta_s()
+        return None if eta is None else max(eta - max(now - self.updated, 0.0), 5.0)
+
+    def describe(self, now: float, phase: bool = True) -> str:
+        """``embedding, 12 of 73 recordings done, 840 chunks embedded, about 4 minutes
+        left`` (without ``phase``: from ``12 of 73``)."""
+        if self.phase == "listing":
+            return "listing the recordings"
+        text = f"{self.phase}, " if phase else ""
+        text += f"{self.done} of {self.total} recordings done"
+        if self.chunks:
+            text += f", {self.chunks} chunks embedded"
+        left = self.left_s(now)
+        return f"{text}, {about(left)} left" if left and self.done < self.total else text
+
+    def describe_stopped(self, now: float) -> str:
+        """A sync nobody runs any more: when it stopped, and how much it left (frozen)."""
+        text = f"stopped {ago(now - self.updated)} at {self.done} of {self.total} recordings"
+        eta = self.eta_s()
+        return f"{text} ({about(eta)} of work left)" if eta and self.done < self.total \
+            else text
 
 
 def about(seconds: float) -> str:
@@ -68,21 +115,38 @@ def about(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} hours"
 
 
+def ago(seconds: float) -> str:
+    """``just now``, ``3 minutes ago``, ``2.5 hours ago``, ``4 days ago``."""
+    if seconds < 60:
+        return "just now"
+    if seconds < 90 * 60:
+        minutes = round(seconds / 60)
+        return f"{minutes} minute{'s' if minutes > 1 else ''} ago"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} hours ago"
+    return f"{seconds / 86400:.0f} days ago"
+
+
 class ProgressLine:
-    """Redraws ``recordings 12/73 · 340 chunks · 0.6/s · about 2 minutes left`` in place
-    on a terminal; ``finish()`` ends the line so the next log line starts clean."""
+    """Redraws ``Indexing: embedding · recordings 12/73 · 840 chunks · 14.2 chunks/s ·
+    about 2 minutes left`` in place on a terminal; ``finish()`` ends the line so the next
+    log line starts clean."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self._width = 0
 
     def __call__(self, progress: SyncProgress) -> None:
-        now = progress.updated  # the line is redrawn per recording fetched and per commit
-        eta = progress.eta_s(now)
-        parts = [f"recordings {progress.done}/{progress.total}", f"{progress.chunks} chunks",
-                 f"{progress.rate(now):.1f}/s"]
-        if eta and progress.done < progress.total:
-            parts.append(f"{about(eta)} left")
+        if progress.phase == "listing":
+            parts = ["listing the recordings"]
+        else:
+            parts = [progress.phase, f"recordings {progress.done}/{progress.total}",
+                     f"{progress.chunks} chunks"]
+            if rate := progress.chunk_rate():
+                parts.append(f"{rate:.1f} chunks/s")
+            left = progress.left_s(progress.updated)
+            if left and progress.done < progress.total:
+                parts.append(f"{about(left)} left")
         text = "Indexing: " + " · ".join(parts)
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
@@ -98,9 +162,15 @@ class ProgressLine:
 class LogLines:
     """The plain reporter (launchd's log, a pipe): one log line per commit."""
 
+    def __init__(self) -> None:
+        self._committed = 0
+
     def __call__(self, progress: SyncProgress) -> None:
-        if progress.committed == progress.done:
-            log.info("Indexed %s", progress.describe(progress.updated))
+        if progress.committed < self._committed:  # a new cycle
+            self._committed = 0
+        if progress.committed > self._committed:
+            self._committed = progress.committed
+            log.info("Committed %s", progress.describe(progress.updated, phase=False))
 
     def finish(self) -> None:
         """Nothing to end: every line was complete."""

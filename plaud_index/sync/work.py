@@ -1,0 +1,255 @@
+"""The work of one cycle: fetch recording by recording, embed a group of chunks at a time,
+commit when it is due, and keep the progress everyone reads true while it happens.
+
+``Indexer`` (``indexer.py``) plans the cycle around this: what to fetch, what to
+delete, what to remember. Commits are bounded by time, embedding included: the
+first comes as soon as the first recording is ready, later ones every
+``commit_seconds`` (or ``commit_every`` recordings). When the time is up while
+one very long recording is still being embedded, what it has so far goes in as
+a partial recording (see ``_put_partial``) that a later commit completes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from ..chunker import Chunker
+from ..errors import PlaudAuthError, PlaudIndexError, PlaudTransientError, SourceError
+from ..index.records import PARTIAL, IndexedRecording
+from ..index.writer import IndexWriter
+from ..models import Recording
+from ..plaud import RecordingSource
+from ..redact import redact
+from .embedding import EmbedQueue
+from .progress import SyncProgress
+
+log = logging.getLogger(__name__)
+
+FIRST_COMMIT_S = 10.0  # a first recording still unfinished by then goes in partly
+PROGRESS_S = 1.0  # the sync state's progress is refreshed about this often
+
+
+def content_hash(recording: Recording) -> str:
+    """Changes whenever anything the index derives from the recording changes."""
+    payload = json.dumps([recording.title, recording.created_at.isoformat(),
+                          [asdict(u) for u in recording.utterances],
+                          [asdict(n) for n in recording.notes]], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def indexed_record(recording: Recording, digest: str, chunks: int) -> IndexedRecording:
+    return IndexedRecording(
+        file_id=recording.file_id, title=recording.title,
+        created_at=recording.created_at.isoformat(), duration_ms=recording.duration_ms,
+        content_hash=digest, speakers=recording.speakers,
+        note_titles=tuple(dict.fromkeys(n.note_title for n in recording.notes)),
+        chunk_count=chunks, origin=recording.origin,
+    )
+
+
+def skip(file_id: str, exc: Exception, quarantine: dict[str, str],
+         counts: Counter[str]) -> str:
+    """Log and count a recording that cannot be indexed; quarantine it unless the failure
+    was Plaud's (a 404 or 5xx answer is retried next cycle)."""
+    reason = redact(f"{type(exc).__name__}: {exc}" if not isinstance(exc, PlaudIndexError)
+                    else str(exc))[:500]
+    log.warning("Skipping recording %s: %s", file_id, reason)
+    if not isinstance(exc, SourceError):
+        quarantine[file_id] = reason
+    counts["skipped"] += 1
+    return f"{file_id}: {reason}"
+
+
+@dataclass
+class CycleWork:
+    """One cycle's work in progress: its collaborators, what is queued, counted and timed."""
+
+    source: RecordingSource
+    chunker: Chunker
+    writer: IndexWriter
+    queue: EmbedQueue
+    dim: int
+    clock: Callable[[], float]
+    should_stop: Callable[[], bool]
+    report: Callable[[SyncProgress], object]  # every event (the terminal line)
+    save: Callable[[SyncProgress], object]  # into the sync state (throttled here)
+    commit_seconds: float
+    commit_every: int
+    known: dict[str, IndexedRecording]
+    todo: list[str]
+    started: float
+    quarantine: dict[str, str]
+    counts: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    checked: dict[str, float] = field(default_factory=dict)  # finished: fetched + handled
+    phase: str = "fetching"
+    done: int = 0
+    committed: int = 0
+    fetched: int = 0
+    chunks_seen: int = 0
+    fetch_s: float = 0.0
+    embed_s: float = 0.0
+    since_commit: int = 0
+    last_commit: float = 0.0
+    saved: float = 0.0
+    stopped: bool = False
+
+    def finish(self, file_id: str, now: float) -> None:
+        self.checked[file_id] = now
+        self.done += 1
+
+    def progress(self, now: float) -> SyncProgress:
+        return SyncProgress(done=self.done, total=len(self.todo), started=self.started,
+                            chunks=self.counts["chunks_embedded"], committed=self.committed,
+                            updated=now, phase=self.phase, fetched=self.fetched,
+                            chunks_seen=self.chunks_seen, fetch_s=round(self.fetch_s, 3),
+                            embed_s=round(self.embed_s, 3))
+
+    def run(self) -> None:
+        """Fetch recording by recording; embed a group of chunks whenever enough wait (or
+        the first commit or a due one is waiting for them); commit when it is due."""
+        self.phase = "fetching"
+        self._report(force=True)
+        for file_id in self.todo:
+            if self.should_stop():
+                break
+            self._fetch(file_id)
+            while self.queue.fresh and self._embed_now():
+                if self.should_stop():
+                    break
+                self._embed_group()
+                self._commit_if_due()
+            self._commit_if_due()
+        while self.queue.fresh and not self.should_stop():  # the last recordings' chunks
+            self._embed_group()
+            self._commit_if_due()
+        self._put_ready()
+        unfinished = len(self.todo) - self.done
+        if unfinished:
+            self.stopped = True
+            partial = self._put_partial()
+            log.info("Stopping after this commit; %d recordings resume next start%s",
+                     unfinished, " (one of them partly indexed)" if partial else "")
+
+    def _fetch(self, file_id: str) -> None:
+        self.phase = "fetching"
+        started = self.clock()
+        try:
+            recording = self.source.get_recording(file_id)
+            digest = content_hash(recording)
+            previous = self.known.get(recording.file_id)
+            unchanged = previous is not None and previous.content_hash == digest
+            chunks = [] if unchanged else self.chunker.chunk(recording)
+        except (PlaudAuthError, PlaudTransientError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one recording never stops a cycle
+            self.errors.append(skip(file_id, exc, self.quarantine, self.counts))
+            self.finish(file_id, self.clock())
+            return
+        finally:
+            self.fetch_s += self.clock() - started
+        self.fetched += 1
+        self.counts["fetched"] += 1
+        if unchanged:
+            self.counts["unchanged"] += 1
+            self.quarantine.pop(file_id, None)
+            self.finish(file_id, self.clock())
+        else:
+            fresh, reused = self.queue.add(recording, digest, chunks)
+            self.chunks_seen += fresh
+            self.counts["chunks_reused"] += reused
+        self._report()
+
+    def _embed_group(self) -> None:
+        self.phase = "embedding"
+        self._report()
+        started = self.clock()
+        embedded, failed = self.queue.embed_group()
+        self.embed_s += self.clock() - started
+        self.counts["chunks_embedded"] += embedded
+        for dropped in failed:
+            self.chunks_seen -= len(dropped.waiting.missing)
+            self.errors.append(skip(dropped.waiting.recording.file_id, dropped.error,
+                                         self.quarantine, self.counts))
+            self.finish(dropped.waiting.recording.file_id, self.clock())
+        self._put_ready()
+        self._report()
+
+    def _put_ready(self) -> None:
+        for waiting in self.queue.pop_ready():
+            recording = waiting.recording
+            try:
+                matrix = waiting.matrix(waiting.chunks, self.dim)
+            except ValueError as exc:
+                self.errors.append(skip(recording.file_id, exc, self.quarantine,
+                                             self.counts))
+            else:
+                self.writer.put(indexed_record(recording, waiting.digest, len(waiting.chunks)),
+                               waiting.chunks, matrix)
+                self.quarantine.pop(recording.file_id, None)
+                self.counts["updated" if recording.file_id in self.known else "added"] += 1
+                self.since_commit += 1
+            self.finish(recording.file_id, self.clock())
+
+    def _put_partial(self) -> bool:
+        """A recording whose chunks are only partly embedded when a commit must happen
+        (one very long recording, or a stop): its embedded chunks are indexed now under a
+        content hash that never matches, so it stays searchable, is fetched again next
+        cycle, and only its missing chunks are embedded then (the others are reused)."""
+        for waiting in self.queue.waiting:
+            chunks = waiting.embedded()
+            if chunks and not waiting.ready:
+                record = indexed_record(waiting.recording, PARTIAL + waiting.digest,
+                                        len(chunks))
+                self.writer.put(record, chunks, waiting.matrix(chunks, self.dim))
+                return True
+        return False
+
+    def _embed_now(self) -> bool:
+        """Embed what waits when a full group is there, or when a commit waits for it: the
+        first one, a due one, or one that the recordings waiting would fill."""
+        return self.queue.fresh >= self.queue.group_chunks or not self.counts["commits"] \
+            or self._due() or self.since_commit + len(self.queue.waiting) >= self.commit_every
+
+    def _due(self) -> bool:
+        """Is a commit owed? After ``commit_seconds`` (the first: ``FIRST_COMMIT_S``, which
+        only matters when no recording is ready yet) or ``commit_every`` recordings."""
+        budget = self.commit_seconds if self.counts["commits"] else \
+            min(self.commit_seconds, FIRST_COMMIT_S)
+        return self.clock() - self.last_commit >= budget or \
+            self.since_commit >= self.commit_every
+
+    def _commit_if_due(self) -> None:
+        """The first commit of a cycle as soon as a recording is ready, later ones when
+        due. When one is due and no recording is ready, the one being embedded goes in
+        partly."""
+        first = not self.counts["commits"]
+        if self.writer.pending and (first or self._due()) or self._due() and self._put_partial():
+            self.commit()
+
+    def commit(self) -> None:
+        if not self.writer.pending:
+            return
+        self.phase, phase = "committing", self.phase
+        self._report(force=True)
+        if self.writer.commit():
+            self.counts["commits"] += 1
+        self.committed, self.since_commit = self.done, 0
+        self.last_commit = self.clock()
+        self.phase = phase
+        self._report(force=True)
+
+    def _report(self, force: bool = False) -> None:
+        """The reporter (terminal line) every time; the sync state at most about once a
+        second, and at every commit, so ``status`` and the server read fresh numbers."""
+        now = self.clock()
+        progress = self.progress(now)
+        self.report(progress)
+        if force or now - self.saved >= PROGRESS_S:
+            self.save(progress)
+            self.saved = now
