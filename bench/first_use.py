@@ -107,9 +107,10 @@ async def server_timeline(env: dict[str, str], until_complete: bool,
 
 WRAPPER = """
 import atexit, json, resource, runpy, sys
+OUT = sys.argv[1]
 def report():
     io = dict(line.split(": ") for line in open("/proc/self/io").read().splitlines())
-    with open(sys.argv[1], "w") as fh:
+    with open(OUT, "w") as fh:
         json.dump({"write_bytes": int(io["write_bytes"]),
                    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}, fh)
 atexit.register(report)
@@ -175,6 +176,7 @@ def main() -> int:
         env = {**base, "PLAUD_INDEX_HOME": str(work / "server")}
         out["server"] = asyncio.run(server_timeline(env, until_complete=True, searches=0))
         out["serving"] = asyncio.run(server_timeline(env, until_complete=False, searches=20))
+        print(json.dumps({"server": out["server"]}), file=sys.stderr)  # kept if a later step fails
     if not args.skip_indexer:
         home = work / "indexer"
         out["indexer_once"] = indexer_once({**base, "PLAUD_INDEX_HOME": str(home)}, home)

@@ -115,6 +115,7 @@ def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[
         top = hits[0].score if hits else 1.0
         rel = set(q["relevant_files"])
         rows.append({"off": not rel, "similarity": ranking.best_similarity,
+                     "keyword_match": ranking.keyword_match,
                      "ratios": [h.score / top for h in hits],
                      "relevant": [h.score / top for h in hits[:10] if h.file_id in rel]})
     real = [r for r in rows if not r["off"]]
@@ -126,10 +127,32 @@ def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[
             "mean_results_kept_of_25": round(statistics.fmean(
                 sum(x >= floor for x in r["ratios"]) for r in real), 1)}
     sims = sorted(float(r["similarity"] or 0) for r in real)
+    weak, unmatched = service.embedder.weak_similarity, service.embedder.unmatched_similarity
+
+    def noted(r: dict[str, Any], cut: float | None) -> bool:  # the service's weak-match rule
+        sim = float(r["similarity"] or 0)
+        return (weak is not None and sim < weak) or (
+            cut is not None and r["keyword_match"] is False and sim < cut)
+
+    notes = {str(cut): {"dev_queries_noted": sum(noted(r, cut) for r in real),
+                        "off_topic_noted": sum(noted(r, cut) for r in rows if r["off"])}
+             for cut in (None, 0.35, 0.40, 0.45, 0.50)}
     return {"floors": floors, "real_min_similarity": round(sims[0], 3),
+            "weak_note": {"weak_similarity": weak, "unmatched_similarity": unmatched,
+                          "dev_queries_without_a_keyword_match": sum(
+                              r["keyword_match"] is False for r in real),
+                          "dev_unmatched_max_similarity": max(
+                              (round(float(r["similarity"] or 0), 3) for r in real
+                               if r["keyword_match"] is False), default=None),
+                          "by_unmatched_cut": notes,
+                          "with_the_shipped_rule": {
+                              "dev_queries_noted": sum(noted(r, unmatched) for r in real),
+                              "off_topic_noted": sum(noted(r, unmatched) for r in rows
+                                                     if r["off"])}},
             "real_p5_similarity": round(sims[len(sims) // 20], 3),
             "off_topic_similarity": [round(float(r["similarity"] or 0), 3)
-                                     for r in rows if r["off"]]}
+                                     for r in rows if r["off"]],
+            "off_topic_keyword_match": [r["keyword_match"] for r in rows if r["off"]]}
 
 
 def main() -> int:
@@ -202,7 +225,9 @@ def main() -> int:
         print(f"relevance floor (share of the best score): {json.dumps(out['floor']['floors'])}")
         print(f"best-passage similarity: dev queries min {out['floor']['real_min_similarity']}"
               f", 5th percentile {out['floor']['real_p5_similarity']}; off-topic questions "
-              f"{out['floor']['off_topic_similarity']}")
+              f"{out['floor']['off_topic_similarity']} (a query word in some passage: "
+              f"{out['floor']['off_topic_keyword_match']})")
+        print(f"weak-match note: {json.dumps(out['floor']['weak_note'])}")
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from .cli_setup import (
 )
 from .client_config import CLIENTS
 from .config import Config, interval_banner, load_config
-from .errors import IndexBusyError, PlaudIndexError
+from .errors import IndexBusyError, InvalidQueryError, PlaudIndexError, UnknownRecordingError
 from .fsio import raise_open_file_limit
 from .redact import RedactingFilter, redact
 from .render import (
@@ -54,6 +55,22 @@ DEMO_QUERIES = (
     "who is responsible for the launch checklist",
     "Lagerkosten für die Kartons",
 )
+
+
+# The tools' argument names, as this command line spells them (errors are worded for
+# the MCP tools; a terminal user typed flags).
+FLAGS = {"date_from": "--from", "date_to": "--to", "source_kind": "--source-kind",
+         "limit": "--limit", "speaker": "--speaker", "source": "--source", "mode": "--mode",
+         "cursor": "--cursor", "window": "--window", "at_ms": "--at", "at": "--at",
+         "plaud_search": "plaud-index-mcp search", "plaud_list": "plaud-index-mcp list",
+         "plaud_get": "plaud-index-mcp get"}
+_FLAG_WORDS = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) +
+                         r")(?![\w-])(=?)")
+
+
+def as_flags(message: str) -> str:
+    """``date_from must be YYYY-MM-DD`` → ``--from must be YYYY-MM-DD``."""
+    return _FLAG_WORDS.sub(lambda m: FLAGS[m.group(1)] + (" " if m.group(2) else ""), message)
 
 
 def setup_logging(verbose: bool) -> None:
@@ -90,7 +107,7 @@ def cmd_list(args: argparse.Namespace, config: Config) -> int:
                                 limit=args.limit, speaker=args.speaker, source=args.source,
                                 cursor=args.cursor, source_kind=args.source_kind)
     listing = SearchService(config).browse(request)
-    show(args.json, asdict(listing), lambda: render_list(listing))
+    show(args.json, asdict(listing), lambda: render_list(listing, terminal=True))
     return 0
 
 
@@ -155,20 +172,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
 
     p = sub.add_parser("search", help="search the index from a terminal")
-    p.add_argument("query")
-    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD")
-    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD")
-    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"1..{MAX_LIMIT}")
-    p.add_argument("--speaker")
-    p.add_argument("--source", choices=SOURCES, default="any")
+    p.add_argument("query", help="what to look for, in words or a question")
+    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
+                   help="only recordings from this local day on")
+    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
+                   help="only recordings up to this local day")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                   help=f"recordings to show, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")
+    p.add_argument("--speaker", help="only passages by a speaker whose name contains this")
+    p.add_argument("--source", choices=SOURCES, default="any",
+                   help="what was said (transcript), Plaud's AI notes, or both (any)")
     p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
                    help="plaud recordings or folder files only")
-    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--mode", choices=MODES, default="hybrid",
+                   help="meaning and keywords (hybrid), meaning only, or keywords only")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("get", help="one recording's details and snippets")
-    p.add_argument("file_id")
+    p.add_argument("file_id", help="a file_id from search or list")
     p.add_argument("--query", help="choose snippets about this topic")
     p.add_argument("--at", metavar="HH:MM:SS", help="show what was said around this time")
     p.add_argument("--window", type=int, metavar="SECONDS",
@@ -177,12 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_get)
 
     p = sub.add_parser("list", help="recordings newest first, by local date")
-    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD")
-    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD")
+    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
+                   help="only recordings from this local day on")
+    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
+                   help="only recordings up to this local day")
     p.add_argument("--limit", type=int, default=DEFAULT_LIST_LIMIT,
-                   help=f"1..{MAX_LIST_LIMIT}")
-    p.add_argument("--speaker")
-    p.add_argument("--source", choices=SOURCES, default="any")
+                   help=f"recordings per page, 1..{MAX_LIST_LIMIT} (default "
+                   f"{DEFAULT_LIST_LIMIT})")
+    p.add_argument("--speaker", help="only recordings with a speaker whose name contains this")
+    p.add_argument("--source", choices=SOURCES, default="any",
+                   help="only recordings that have AI notes, or a transcript")
     p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
                    help="plaud recordings or folder files only")
     p.add_argument("--cursor", help="next_cursor of the previous page")
@@ -190,18 +216,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("doctor", help="check the model, sign-in, Plaud, indexer and index")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("auth", help="the Plaud sign-in")
     auth = p.add_subparsers(dest="auth_command", required=True)
     a = auth.add_parser("status", help="who is signed in, until when, where the token lives")
     a.add_argument("--offline", action="store_true", help="do not ask Plaud")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="print the result as JSON")
     a.set_defaults(func=cmd_auth_status)
 
     p = sub.add_parser("status", help="index health")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("indexer", help="keep the index fresh (foreground daemon)")
@@ -227,13 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_uninstall_agent)
 
     p = sub.add_parser("config", help="the MCP client config that starts this server")
-    p.add_argument("client", choices=CLIENTS)
+    p.add_argument("client", choices=CLIENTS, help="the MCP client to set up")
     p.add_argument("--install", action="store_true",
                    help="merge it into the client's config file (backed up first)")
     p.set_defaults(func=cmd_config)
 
     p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
-    p.add_argument("queries", nargs="*")
+    p.add_argument("queries", nargs="*", help="your own queries (default: a few examples)")
     p.set_defaults(func=cmd_demo)
     return parser
 
@@ -249,7 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args, load_config()))
     except PlaudIndexError as exc:
-        print(f"plaud-index-mcp: {redact(str(exc))}", file=sys.stderr)
+        message = redact(str(exc))
+        if isinstance(exc, InvalidQueryError | UnknownRecordingError):
+            message = as_flags(message)
+        print(f"plaud-index-mcp: {message}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -105,6 +105,9 @@ def check_callback_port(config: Config, bind: Callable[[str, int], None] | None 
 def _bind(host: str, port: int) -> None:
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
+        # as the login listener binds (http.server sets SO_REUSEADDR): a TIME-WAIT socket
+        # left by the last login is no conflict, only a listening one is
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
 
 

@@ -42,6 +42,7 @@ class Embedder(Protocol):
     dim: int
     max_tokens: int  # the chunker's budget per passage, special tokens included
     weak_similarity: float | None  # a best cosine under this is no close match (None: unknown)
+    unmatched_similarity: float | None  # the same when no query word occurs in any passage
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passages → ``(len(texts), dim)`` float32, each row L2-normalised."""
@@ -104,6 +105,7 @@ class OnnxEmbedder:
         self.batch_tokens = batch_tokens
         self.max_tokens = max_tokens = self.spec.max_tokens
         self.weak_similarity = self.spec.weak_similarity
+        self.unmatched_similarity = self.spec.unmatched_similarity
         try:
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer_path))
             self._counter = Tokenizer.from_file(str(files.tokenizer_path))
@@ -138,7 +140,7 @@ class OnnxEmbedder:
             raise ModelUnavailableError(f"Cannot tell the output size of {files.onnx_path}; "
                                         "it is not a known model, so set its dimension.")
         self.dim = int(dim)
-        log.info("Loaded embedding model %s (%s…, dim %s)", self.model_id,
+        log.debug("Loaded embedding model %s (%s…, dim %s)", self.model_id,
                  self.model_hash[:12], self.dim)
 
     def count_tokens(self, text: str) -> int:
@@ -191,6 +193,7 @@ class HashEmbedder:
         self.dim = dim
         self.max_tokens = MAX_TOKENS
         self.weak_similarity: float | None = None
+        self.unmatched_similarity: float | None = None
 
     def count_tokens(self, text: str) -> int:
         return len(_TOKEN.findall(text)) + 2

@@ -35,6 +35,10 @@ class ModelSpec:
     # say so). Measured per model: for all-MiniLM-L6-v2 every dev query's best passage is
     # at least 0.30, off-topic questions mostly below (bench/retrieval.py --floor-report).
     weak_similarity: float | None = None
+    # Below this one a query none of whose words occurs in any passage has no close match
+    # either: with no keyword evidence, a cosine must stand clearly above the background
+    # that unrelated questions reach on a real index of long meetings (measured the same way).
+    unmatched_similarity: float | None = None
 
     def vector_signature(self) -> dict[str, object]:
         """What changes the vectors besides the weights (languages does not)."""

@@ -55,9 +55,10 @@ def _today(today: Today | None) -> list[str]:
 
 def render_search(result: SearchResult, terminal: bool = False) -> str:
     index = result.index
-    lines = [f'{len(result.results)} recording(s) for "{result.query}" '
-             f'(index: {index.recordings} recordings, last sync {index.last_sync})']
-    lines += _today(result.today) + _partial(index.complete, index.progress)
+    lines = _partial(index.complete, index.progress)  # first: a reader must not miss it
+    lines += [f'{len(result.results)} recording(s) for "{result.query}" '
+              f'(index: {index.recordings} recordings, last sync {index.last_sync})']
+    lines += _today(result.today)
     for rank, hit in enumerate(result.results, 1):
         where = f"  file {hit.path}" if hit.path else ""
         lines.append(f"\n{rank}. {hit.title}  [{_when(hit.created_at)}]  "
@@ -76,7 +77,7 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
 def _partial(complete: bool, progress: str | None) -> list[str]:
     if complete:
         return []
-    return [f"PARTIAL INDEX: the first sync is not finished ({progress or 'stopped'}); "
+    return [f"PARTIAL INDEX: the first sync is not finished ({progress or 'not running'}); "
             "recordings not yet indexed cannot appear. Ask again later for a complete answer."]
 
 
@@ -105,11 +106,12 @@ def _clock(ms: int) -> str:
     return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def render_list(listing: RecordingList) -> str:
+def render_list(listing: RecordingList, terminal: bool = False) -> str:
     index = listing.index
-    lines = [f"{len(listing.recordings)} of {listing.matched} recording(s), newest first "
-             f"(index: {index.recordings} recordings, last sync {index.last_sync})"]
-    lines += _today(listing.today) + _partial(index.complete, index.progress)
+    lines = _partial(index.complete, index.progress)
+    lines += [f"{len(listing.recordings)} of {listing.matched} recording(s), newest first "
+              f"(index: {index.recordings} recordings, last sync {index.last_sync})"]
+    lines += _today(listing.today)
     for rec in listing.recordings:
         where = f"  file {rec.path}" if rec.path else ""
         lines.append(f"\n- {rec.title}  [{_when(rec.created_at)}]  {rec.duration}  "
@@ -119,7 +121,9 @@ def render_list(listing: RecordingList) -> str:
         if rec.summary:
             lines.append(f"  summary: {rec.summary}")
     if listing.next_cursor:
-        lines.append(f"\nMore: pass cursor={listing.next_cursor} for the next page.")
+        more = f"--cursor {listing.next_cursor}" if terminal else \
+            f"pass cursor={listing.next_cursor}"
+        lines.append(f"\nMore: {more} for the next page.")
     return printable("\n".join(lines))
 
 

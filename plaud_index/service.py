@@ -216,9 +216,13 @@ class SearchService:
     def _match_note(self, ranking: Ranking) -> str | None:
         if not ranking.hits:
             return "No recording matches this query and its filters."
-        weak = self.embedder.weak_similarity if self._embedder is not None else None
+        model = self._embedder
         best = ranking.best_similarity
-        if weak is not None and best is not None and best < weak:
+        if model is None or best is None:
+            return None
+        weak, unmatched = model.weak_similarity, model.unmatched_similarity
+        if (weak is not None and best < weak) or (
+                unmatched is not None and ranking.keyword_match is False and best < unmatched):
             return (f"No passage is a close match (best similarity {best:.2f}): these are "
                     "only the nearest recordings; the topic may never have come up.")
         return None

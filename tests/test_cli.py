@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,58 @@ def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> 
         lock.release()
     assert "first sync running: fetching, 25 of 300 recordings done" in flags
     assert not any("never synced" in f for f in flags)
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    from plaud_index.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> Iterator[str]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, f"{path} {name}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                yield f"{path} {'/'.join(action.option_strings) or action.dest}"
+
+    assert not list(walk(build_parser(), "plaud-index-mcp"))
+
+
+@pytest.mark.parametrize("args, says", [
+    (["search", "budget", "--from", "2026-1-1"], "--from must be a date as YYYY-MM-DD"),
+    (["search", "budget", "--from", "2026-02-01", "--to", "2026-01-01"],
+     "--from 2026-02-01 is after --to 2026-01-01"),
+    (["search", "budget", "--limit", "99"], "--limit must be an integer from 1 to 25"),
+    (["list", "--cursor", "nope"], "--cursor 'nope' is not one plaud-index-mcp list returned"),
+])
+def test_cli_errors_name_the_flags_not_the_tool_arguments(
+        args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from plaud_index.cli import main
+
+    assert main(args) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_cli_search_is_quiet_about_the_model_and_a_partial_index_says_so_first(
+        mock_env: dict[str, str], index_home: Path) -> None:
+    from plaud_index.sync.state import SyncStateStore
+
+    cli("indexer", "--once", env=mock_env)
+    SyncStateStore(index_home).update(last_success=None, progress={"done": 5, "total": 20})
+    run = cli("search", "budget", env=mock_env)
+    assert "Loaded embedding model" not in run.stderr and "INFO" not in run.stderr
+    assert run.stdout.startswith("PARTIAL INDEX: the first sync is not finished (stopped ")
+    assert "Loaded embedding model" in cli("-v", "search", "budget", env=mock_env).stderr
+
+
+def test_status_is_not_ok_while_signed_out_and_names_the_mock_corpus(
+        tmp_path: Path) -> None:
+    from plaud_index.config import build_config
+    from plaud_index.service import SearchService
+
+    signed_out = SearchService(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)).status()
+    assert not signed_out.health.ok
+    assert any("plaud-index-mcp login" in f for f in signed_out.health.flags)
+    corpus = tmp_path / "mine.jsonl"
+    mock = build_config({"PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_CLIENT": "mock",
+                         "PLAUD_MOCK_CORPUS": str(corpus)}, None)
+    assert SearchService(mock).status().auth.account == f"the mock corpus {corpus}"

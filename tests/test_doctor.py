@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,20 @@ def test_folders_are_checked_and_folders_alone_need_no_sign_in(config: Config,
     gone = replace(present, folders=(tmp_path / "notes", tmp_path / "usb"))
     check = check_folders(gone)
     assert check.status == "fail" and str(tmp_path / "usb") in check.detail
+
+
+def test_the_port_a_login_just_used_is_free_though_a_socket_waits_in_time_wait(
+        config: Config) -> None:
+    from plaud_index.plaud.auth import _Listener
+
+    listener = _Listener(("127.0.0.1", 0), BaseHTTPRequestHandler)  # as login binds it
+    port = listener.server_address[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.socket.accept()
+    accepted.close()  # the callback's side closes first: its socket stays in TIME-WAIT
+    client.close()
+    listener.server_close()
+    used = replace(config, plaud=replace(
+        config.plaud, callback_url=f"http://127.0.0.1:{port}/auth/callback"))
+    check = check_callback_port(used)
+    assert check.status == "ok", check.detail
