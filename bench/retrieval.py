@@ -34,7 +34,7 @@ from plaud_index.config import build_config  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
 from plaud_index.search import MODES, make_request, rank  # noqa: E402
-from plaud_index.service import SearchService, make_embedder  # noqa: E402
+from plaud_index.service import HEARD, SearchService, make_embedder  # noqa: E402
 from plaud_index.sync.indexer import Indexer  # noqa: E402
 
 METRICS = ("rec_ndcg@5", "rec_mrr@10", "rec_recall@5", "moment_hit@5", "moment_mrr@10")
@@ -115,7 +115,7 @@ def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[
         top = hits[0].score if hits else 1.0
         rel = set(q["relevant_files"])
         rows.append({"off": not rel, "similarity": ranking.best_similarity,
-                     "keyword_match": ranking.keyword_match,
+                     "coverage": ranking.term_coverage,
                      "ratios": [h.score / top for h in hits],
                      "relevant": [h.score / top for h in hits[:10] if h.file_id in rel]})
     real = [r for r in rows if not r["off"]]
@@ -131,19 +131,17 @@ def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[
 
     def noted(r: dict[str, Any], cut: float | None) -> bool:  # the service's weak-match rule
         sim = float(r["similarity"] or 0)
-        return (weak is not None and sim < weak) or (
-            cut is not None and r["keyword_match"] is False and sim < cut)
+        return (weak is not None and sim < weak) or (cut is not None and (
+            r["coverage"] is not None and r["coverage"] < HEARD) and sim < cut)
 
     notes = {str(cut): {"dev_queries_noted": sum(noted(r, cut) for r in real),
                         "off_topic_noted": sum(noted(r, cut) for r in rows if r["off"])}
              for cut in (None, 0.35, 0.40, 0.45, 0.50)}
     return {"floors": floors, "real_min_similarity": round(sims[0], 3),
             "weak_note": {"weak_similarity": weak, "unmatched_similarity": unmatched,
-                          "dev_queries_without_a_keyword_match": sum(
-                              r["keyword_match"] is False for r in real),
-                          "dev_unmatched_max_similarity": max(
-                              (round(float(r["similarity"] or 0), 3) for r in real
-                               if r["keyword_match"] is False), default=None),
+                          "dev_min_term_coverage": min(
+                              (r["coverage"] for r in real if r["coverage"] is not None),
+                              default=None),
                           "by_unmatched_cut": notes,
                           "with_the_shipped_rule": {
                               "dev_queries_noted": sum(noted(r, unmatched) for r in real),
@@ -152,7 +150,7 @@ def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[
             "real_p5_similarity": round(sims[len(sims) // 20], 3),
             "off_topic_similarity": [round(float(r["similarity"] or 0), 3)
                                      for r in rows if r["off"]],
-            "off_topic_keyword_match": [r["keyword_match"] for r in rows if r["off"]]}
+            "off_topic_term_coverage": [round(r["coverage"] or 0, 2) for r in rows if r["off"]]}
 
 
 def main() -> int:
@@ -225,8 +223,8 @@ def main() -> int:
         print(f"relevance floor (share of the best score): {json.dumps(out['floor']['floors'])}")
         print(f"best-passage similarity: dev queries min {out['floor']['real_min_similarity']}"
               f", 5th percentile {out['floor']['real_p5_similarity']}; off-topic questions "
-              f"{out['floor']['off_topic_similarity']} (a query word in some passage: "
-              f"{out['floor']['off_topic_keyword_match']})")
+              f"{out['floor']['off_topic_similarity']} (share of their words found: "
+              f"{out['floor']['off_topic_term_coverage']})")
         print(f"weak-match note: {json.dumps(out['floor']['weak_note'])}")
     return 0
 

@@ -143,6 +143,8 @@ def check_index(config: Config, service: SearchService) -> Check:
         return Check("index", "fail", "no index yet", f"run `{CLI} indexer --once`")
     flags = [f for f in status.health.flags if "daemon" not in f]
     summary = f"{status.recordings} recordings, {status.chunks} chunks"
+    if status.language_advice:
+        flags.append(status.language_advice)
     if flags:
         return Check("index", "warn", f"{summary}; " + "; ".join(flags))
     return Check("index", "ok", f"{summary}, fresh")

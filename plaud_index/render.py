@@ -176,6 +176,8 @@ def render_status(status: Status, zone: UserZone) -> str:
                      "Plaud")
     health = status.health
     lines.append(f"Health:       {'ok' if health.ok else '; '.join(health.flags)}")
+    if status.language_advice:
+        lines.append(f"Languages:    {status.language_advice}")
     return printable("\n".join(lines))
 
 

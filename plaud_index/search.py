@@ -23,7 +23,7 @@ import numpy as np
 
 from .analyzer import has_searchable_text, query_terms
 from .errors import InvalidQueryError
-from .index.postings import bm25
+from .index.postings import bm25, present_terms
 from .index.snapshot import SOURCE_CODES, Snapshot
 from .models import Hit, Moment
 from .snippets import make_snippet, speaker_lines
@@ -186,20 +186,16 @@ def similarities(snapshot: Snapshot, request: SearchRequest,
 
 
 def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray | None,
-                 mask: np.ndarray) -> tuple[np.ndarray, bool | None]:
+                 mask: np.ndarray) -> np.ndarray:
     """One fused score in [0, 1] per row from the ``similarities`` (``dense``, ``None`` for
     keyword only) and BM25; rows outside ``mask`` get -1. Arrays of every row are made
-    once and updated in place (at a million rows each pass costs about a millisecond).
-    Also whether any query term occurs in any passage the filters allow (``None``: the
-    keyword side was not asked)."""
+    once and updated in place (at a million rows each pass costs about a millisecond)."""
     n = len(snapshot.chunks)
     keyword: np.ndarray = np.zeros(n, dtype=np.float32)
-    matched = None
     if request.mode != "vector" and n:
         keyword = bm25(snapshot.keyword_segments(), query_terms(request.query), n, mask,
                        snapshot.doclen)
         top = float(keyword.max())  # BM25 scores only the rows in the mask
-        matched = top > 0
         if top > 0:
             keyword /= np.float32(top)
     if dense is None:
@@ -212,8 +208,8 @@ def chunk_scores(snapshot: Snapshot, request: SearchRequest, dense: np.ndarray |
         keyword *= np.float32(1 - VECTOR_WEIGHT)
         fused += keyword
     if mask.all():
-        return fused, matched
-    return np.where(mask, fused, np.float32(-1.0)).astype(np.float32, copy=False), matched
+        return fused
+    return np.where(mask, fused, np.float32(-1.0)).astype(np.float32, copy=False)
 
 
 @dataclass(frozen=True)
@@ -222,8 +218,9 @@ class Ranking:
     # the closest passage's cosine among the rows the filters allow: how near anything in
     # the index comes to the query at all (None without the semantic side)
     best_similarity: float | None
-    # does any query word (stopwords aside) occur in any of those rows? (None: not asked)
-    keyword_match: bool | None = None
+    # the share of the query's words (stopwords aside) that occur in any of those rows
+    # (None: a query of stopwords only)
+    term_coverage: float | None = None
 
 
 def search(snapshot: Snapshot, request: SearchRequest,
@@ -240,10 +237,12 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
         return Ranking([], None)
     dense = similarities(snapshot, request, query_vector, mask)
     best = float(masked(dense, mask).max()) if dense is not None else None
-    scores, matched = chunk_scores(snapshot, request, dense, mask)
+    scores = chunk_scores(snapshot, request, dense, mask)
     top = top_k(scores, min(CANDIDATES, int(mask.sum())))
     top = top[np.lexsort((top, -scores[top]))]  # best first; ties in row order
     terms = set(query_terms(request.query))
+    coverage = len(present_terms(snapshot.keyword_segments(), terms, mask)) / len(terms) \
+        if terms else None
     by_recording: dict[int, list[int]] = {}
     for row in top:
         if scores[row] <= 0:
@@ -264,7 +263,7 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
                         similarity=round(float(dense[rows].max()), 4)
                         if dense is not None else None, source_kind=rec.source_kind,
                         path=rec.origin or None))
-    return Ranking(hits, best, matched)
+    return Ranking(hits, best, coverage)
 
 
 def recording_score(scores: np.ndarray, rows: list[int]) -> float:

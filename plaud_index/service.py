@@ -55,6 +55,11 @@ def fetch_hint(path: str | None) -> str:
     return FETCH_HINT
 
 
+# Fewer than this share of a query's words occurring anywhere in the index means the
+# words point away from it: every dev query has at least half of them; "banana bread
+# recipe with walnuts" a quarter (bench/retrieval.py --floor-report).
+HEARD = 0.5
+
 FETCH_HINT = ("The conversation around a moment: plaud_get with this file_id and at=<the "
               "moment's start>. Full text: Plaud's MCP get_transcript / get_note / get_file "
               "with this file_id.")
@@ -221,8 +226,9 @@ class SearchService:
         if model is None or best is None:
             return None
         weak, unmatched = model.weak_similarity, model.unmatched_similarity
+        unheard = ranking.term_coverage is not None and ranking.term_coverage < HEARD
         if (weak is not None and best < weak) or (
-                unmatched is not None and ranking.keyword_match is False and best < unmatched):
+                unmatched is not None and unheard and best < unmatched):
             return (f"No passage is a close match (best similarity {best:.2f}): these are "
                     "only the nearest recordings; the topic may never have come up.")
         return None

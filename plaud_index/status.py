@@ -9,6 +9,7 @@ from pathlib import Path
 from .config import Config
 from .health import health
 from .index.snapshot import Snapshot
+from .languages import index_advice
 from .models import Status
 from .plaud import auth_status
 from .sync.lock import lock_holder
@@ -35,7 +36,7 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
         last_report=state.last_report, pending=state.processing,
         held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
         skipped=state.skipped,
-        lock_holder=holder, auth=auth,
+        lock_holder=holder, auth=auth, language_advice=index_advice(snap),
         health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
                       writable=None if _writable(config.home) else
                       str(config.home), syncing=holder is not None,

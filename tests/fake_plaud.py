@@ -600,6 +600,23 @@ class FakePlaud:
         self.files.sort(key=lambda x: x["created_at"], reverse=True)  # newest first
         return f
 
+    def add_meeting(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A recording of the ``shared/eval`` format (a real-length meeting) as Plaud
+        serves it: naive UTC times, ms, an inline transaction and a summary note."""
+        segments = [{"start_time": int(s["start"] * 1000), "end_time": int(s["end"] * 1000),
+                     "content": s["text"], "speaker": s["speaker"],
+                     "original_speaker": s["speaker"]} for s in record["transcript"]]
+        created = str(record["created_at"]).replace("Z", "").split("+")[0]
+        f = {"id": record["id"], "name": record["name"], "created_at": created,
+             "start_at": created, "duration": int(record["duration"] * 1000),
+             "serial_number": None,
+             "blocks": [("transaction", json.dumps(segments), False),
+                        ("auto_sum_note", f"## Summary\n{record.get('note') or ''}", False)]}
+        with self.lock:
+            self.files.append(f)
+            self.files.sort(key=lambda x: x["created_at"], reverse=True)
+        return f
+
     def update_note(self, file_id: str, markdown: str) -> None:
         f = next(x for x in self.files if x["id"] == file_id)
         f["blocks"] = [b if not b[0].endswith("note") else (b[0], markdown, *b[2:])

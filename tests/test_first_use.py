@@ -10,9 +10,11 @@ session keeps every commit.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -111,3 +113,62 @@ async def test_a_killed_session_loses_no_committed_work(paced: dict[str, str],
     kept = open_snapshot(index_home / "vector-index")
     assert kept is not None and len(kept.recordings) >= seen
     assert lock_holder(index_home / "indexer.lock") is None  # the kernel released the lock
+
+
+DEV = REPO.parent / "shared" / "eval" / "dev" / "files.jsonl"
+MEETINGS = 30  # real-length meetings (1-2 h, ~75 chunks each): about a minute of embedding
+PEAK_RSS_MB = 600  # issue 20's target for a server running the first sync
+
+
+def dev_meetings(n: int) -> list[dict[str, Any]]:
+    assert DEV.is_file(), f"{DEV} (shared/eval, beside the repository) is needed"
+    with DEV.open() as fh:
+        return [json.loads(line) for line, _ in zip(fh, range(n), strict=False)]
+
+
+def peak_rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines()
+                    if line.startswith("VmHWM:")).split()[1]) / 1024
+
+
+@pytest.fixture(params=["mock corpus, unpaced", "fake Plaud, paced like Plaud"])
+def real_length(request: pytest.FixtureRequest, tmp_path: Path,
+                index_home: Path) -> dict[str, str]:
+    """Real-length meetings from a fast source and from one paced like Plaud, embedded by
+    the real model (no PLAUD_EMBEDDER): the trial of issue 20."""
+    meetings = dev_meetings(MEETINGS)
+    if request.param.startswith("mock"):
+        corpus = tmp_path / "meetings.jsonl"
+        corpus.write_text("".join(json.dumps(m) + "\n" for m in meetings))
+        return {"PLAUD_CLIENT": "mock", "PLAUD_MOCK_CORPUS": str(corpus),
+                "PLAUD_INDEX_HOME": str(index_home)}
+    fake: FakePlaud = request.getfixturevalue("fake")
+    env: dict[str, str] = request.getfixturevalue("plaud_env")
+    for meeting in meetings:
+        fake.add_meeting(meeting)
+    return {**env, "PLAUD_DETAIL_INTERVAL_MS": "1000"}
+
+
+async def test_real_length_meetings_answer_at_once_then_partial_within_30_s_and_stay_small(
+        real_length: dict[str, str], index_home: Path) -> None:
+    answers: list[tuple[float, bool, Any]] = []
+    async with connect(real_length) as session:
+        started = time.monotonic()
+        ok, first = await call(session)
+        assert time.monotonic() - started < 10, "the first call waited for the sync"
+        answers.append((0.0, ok, first))
+        while time.monotonic() - started < 30:  # a question a second, as an impatient user
+            await asyncio.sleep(1.0)
+            ok, data = await call(session)
+            answers.append((time.monotonic() - started, ok, data))
+        holder = lock_holder(index_home / "indexer.lock")
+        assert holder is not None, "the sync should still be running after 30 s"
+        peak = peak_rss_mb(int(holder["pid"]))
+    at_30 = answers[-1]
+    assert at_30[1] and at_30[2]["results"], at_30
+    assert at_30[2]["index"]["complete"] is False and at_30[2]["index"]["progress"]
+    progress = [d["index"]["progress"] if ok else d for _, ok, d in answers]
+    listed = next(i for i, p in enumerate(progress) if p and "listing" not in p)
+    assert not [p for p in progress[listed:] if p and "listing the recordings" in p]
+    assert peak < PEAK_RSS_MB, f"the server peaked at {peak:.0f} MB"

@@ -20,7 +20,7 @@ from plaud_index.sync.progress import LogLines, ProgressLine, SyncProgress, abou
 REPO = Path(__file__).resolve().parent.parent
 
 
-RUNNING = SyncProgress(done=10, total=70, started=1000.0, chunks=800, updated=1100.0,
+RUNNING = SyncProgress(done=10, total=70, started=1054.0, chunks=800, updated=1100.0,
                        phase="embedding", fetched=12, chunks_seen=960, fetch_s=6.0,
                        embed_s=40.0)
 
@@ -33,6 +33,8 @@ def test_time_left_is_the_cost_so_far_applied_to_what_is_left() -> None:
                                         "embedded, about 4 minutes left")
     assert RUNNING.describe(1160.0).endswith("about 3 minutes left")  # counts down
     assert RUNNING.describe(5000.0).endswith("about 5 seconds left")  # never below
+    # when the timers saw only half the wall time (commits, merges), the rest is slower too
+    assert replace(RUNNING, started=1008.0).eta_s() == pytest.approx(2 * 269.0)
 
 
 def test_no_estimate_before_a_rate_is_known_and_none_while_listing() -> None:

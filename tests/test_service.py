@@ -6,7 +6,7 @@ import time
 
 from plaud_index.config import Config
 from plaud_index.embedder import HashEmbedder
-from plaud_index.search import make_request
+from plaud_index.search import make_request, rank
 from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle
 from plaud_index.sync.lock import lock_holder
@@ -33,11 +33,11 @@ def test_an_answer_during_the_first_sync_says_it_is_partial(config: Config) -> N
     state = SyncStateStore(config.home)
     state.update(last_success=None, progress={"done": 5, "total": 20, "fetched": 5,
                                               "fetch_s": 75.0, "updated": time.time() - 200,
-                                              "started": time.time() - 100})
+                                              "started": time.time() - 300})
     result = SearchService(config, HashEmbedder()).search(make_request("budget"))
     assert not result.index.complete
     # nobody is indexing: the sync stopped, and its estimate is what it was when it did
-    assert result.index.progress == ("stopped 3 minutes ago at 5 of 20 recordings (about 4 "
+    assert result.index.progress == ("stopped 3 minutes ago at 5 of 20 recordings (about 5 "
                                      "minutes of work left)")
 
 
@@ -74,3 +74,25 @@ def test_a_failed_background_sync_is_not_restarted_by_every_question(config: Con
     now[0] += BackgroundSync.RETRY_AFTER_S + 1
     assert sync.start(config, HashEmbedder, Limited([]))  # now it may try again
     sync.stop(30)
+
+
+class Unheard(HashEmbedder):
+    """A model with no weak cut but a cut for queries whose words the index lacks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weak_similarity = 0.0
+        self.unmatched_similarity = 0.999
+
+
+def test_a_query_whose_words_mostly_never_occur_gets_the_weak_match_note(
+        config: Config) -> None:
+    run_locked_cycle(config, HashEmbedder())
+    service = SearchService(config, Unheard())
+    heard = service.search(make_request("budget review"))
+    assert heard.results and heard.note is None  # its words are in the meetings
+    unheard = service.search(make_request("banana bread recipe with walnuts budget"))
+    assert unheard.note is not None and unheard.note.startswith("No passage is a close match")
+    ranking = rank(service.ready_snapshot(), make_request("banana bread walnuts budget"),
+                   None)
+    assert ranking.term_coverage == 0.25

@@ -143,6 +143,19 @@ def bm25(
 Hit = tuple[Postings, int, np.ndarray, np.ndarray, "np.ndarray | None", int]
 
 
+def present_terms(segments: Sequence[tuple[Postings, int]], terms: Iterable[str],
+                  live: np.ndarray) -> set[str]:
+    """The ``terms`` that occur in at least one row of ``live`` (a mask over all rows)."""
+    found = set()
+    for term in set(terms):
+        for postings, offset in segments:
+            hit = _live_postings(postings, offset, term, live, everything=False)
+            if hit is not None and hit[5]:
+                found.add(term)
+                break
+    return found
+
+
 def _live_postings(postings: Postings, offset: int, term: str, live: np.ndarray,
                    everything: bool) -> Hit | None:
     """A segment's postings of ``term`` and how many of them are live. When the live ones

@@ -28,6 +28,7 @@ from ..errors import PlaudIndexError
 from ..fsio import storage_error
 from ..index.manifest import ModelInfo
 from ..index.writer import open_writer
+from ..languages import index_advice
 from ..models import SyncReport
 from ..plaud import RecordingSource
 from ..redact import redact
@@ -149,6 +150,9 @@ class Indexer:
         run.commit()
         if writer.rebuilding and not run.stopped:  # every listed recording was tried once
             writer.promote()
+        first_sync_done = state.last_success is None and not run.stopped
+        if first_sync_done and (advice := index_advice(writer.snapshot)):  # said once
+            log.warning("%s", advice)
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
         remembered = {"checked": checked, "held_deletion": decision.hold,
                       "skipped": run.quarantine, "processing": processing,

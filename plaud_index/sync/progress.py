@@ -69,7 +69,8 @@ class SyncProgress:
         """Seconds of work left, from the cost so far: the recordings not yet fetched at
         this sync's seconds per fetch, and the chunks not yet embedded (those fetched, plus
         the unfetched recordings' at this sync's chunks per recording) at its seconds per
-        chunk. ``None`` until both costs are known."""
+        chunk, times the share of wall time those two timers account for. ``None`` until
+        both costs are known."""
         if self.phase == "listing" or not self.fetched:
             return None
         unfetched = max(self.total - self.fetched, 0)
@@ -78,7 +79,12 @@ class SyncProgress:
         if chunks_left and not self.chunks:
             return None  # nothing embedded yet: no rate to go by
         per_chunk = self.embed_s / self.chunks if self.chunks else 0.0
-        return unfetched * self.fetch_s / self.fetched + chunks_left * per_chunk
+        work = unfetched * self.fetch_s / self.fetched + chunks_left * per_chunk
+        # what neither timer sees (commits, merges, a server answering on another thread)
+        # slows the rest down as much as it slowed what was done
+        measured = self.fetch_s + self.embed_s
+        overhead = (self.updated - self.started) / measured if measured > 0 else 1.0
+        return work * max(overhead, 1.0)
 
     def left_s(self, now: float) -> float | None:
         """While running: the estimate counted down since it was taken (never below a

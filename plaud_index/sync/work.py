@@ -221,7 +221,11 @@ class CycleWork:
         only matters when no recording is ready yet) or ``commit_every`` recordings."""
         budget = self.commit_seconds if self.counts["commits"] else \
             min(self.commit_seconds, FIRST_COMMIT_S)
-        return self.clock() - self.last_commit >= budget or \
+        embedded = self.counts["chunks_embedded"]
+        # owed now if the next group would take it past the budget
+        next_group = self.embed_s / embedded * min(self.queue.fresh, self.queue.group_chunks) \
+            if embedded else 0.0
+        return self.clock() - self.last_commit + next_group >= budget or \
             self.since_commit >= self.commit_every
 
     def _commit_if_due(self) -> None:
