@@ -53,7 +53,7 @@ async def connect(env: dict[str, str]) -> AsyncIterator[ClientSession]:
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
                 ClientSession(read, write) as session:
-            await session.initialize()
+            await asyncio.wait_for(session.initialize(), 60)  # a dead server fails, not hangs
             yield session
 
 
@@ -155,12 +155,12 @@ async def test_real_length_meetings_answer_at_once_then_partial_within_30_s_and_
     answers: list[tuple[float, bool, Any]] = []
     async with connect(real_length) as session:
         started = time.monotonic()
-        ok, first = await call(session)
+        ok, first = await asyncio.wait_for(call(session), 60)  # a client gives up at 60 s
         assert time.monotonic() - started < 10, "the first call waited for the sync"
         answers.append((0.0, ok, first))
         while time.monotonic() - started < 30:  # a question a second, as an impatient user
             await asyncio.sleep(1.0)
-            ok, data = await call(session)
+            ok, data = await asyncio.wait_for(call(session), 60)
             answers.append((time.monotonic() - started, ok, data))
         holder = lock_holder(index_home / "indexer.lock")
         assert holder is not None, "the sync should still be running after 30 s"

@@ -32,9 +32,14 @@ class IndexerLock:
         if not try_flock(fd):
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "role": role,
-                                 "since": int(time.time())}).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps({"pid": os.getpid(), "role": role,
+                                     "since": int(time.time())}).encode())
+        except OSError as exc:  # a full disk refuses even these few bytes: say so
+            unflock(fd)
+            os.close(fd)
+            raise storage_error(exc, self.path.parent) from exc
         self._fd = fd
         return True
 
