@@ -270,10 +270,12 @@ def passthrough_env(env: Mapping[str, str]) -> dict[str, str]:
 
 def load_config(env: Mapping[str, str] | None = None) -> Config:
     """Read ``<home>/config.json`` (if present) and the environment."""
+    from .fsio import read_state_file  # the one I/O of this module
+
     env = os.environ if env is None else env
     path = default_home(env) / "config.json"
     try:
-        text: str | None = path.read_text(encoding="utf-8")
+        text: str | None = read_state_file(path, follow=True)  # dotfiles may link it
     except FileNotFoundError:
         text = None
     except (OSError, ValueError) as exc:  # unreadable, a folder, or not UTF-8

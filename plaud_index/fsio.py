@@ -15,12 +15,44 @@ import json
 import os
 import resource
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from .errors import StorageError
+
+MAX_STATE_BYTES = 64 * 1024 * 1024  # state, manifest and config files: kilobytes to megabytes
+
+
+def read_state_file(path: Path, limit: int = MAX_STATE_BYTES, follow: bool = False) -> str:
+    """The UTF-8 text of a small file we keep (a manifest, the sync state, a config),
+    refusing what cannot be one: a FIFO (reading would block forever), a device or a
+    symlink to one (``/dev/zero`` reads without end), a folder, a file over ``limit``.
+    Symlinks are not followed unless ``follow`` (a user's dotfiles may link config.json):
+    then the target must be a regular file. ``FileNotFoundError`` when absent; any other
+    refusal an ``OSError`` naming the file; ``UnicodeDecodeError`` for bytes not UTF-8."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes: larger than such a file can "
+                          "be", str(path))
+        chunks, size = [], 0
+        while size <= limit and (block := os.read(fd, 1 << 20)):
+            chunks.append(block)
+            size += len(block)
+        if size > limit:  # grew while being read
+            raise OSError(errno.EFBIG, "larger than such a file can be", str(path))
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
 
 
 def fsync_dir(path: Path) -> None:

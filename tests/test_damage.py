@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -275,3 +276,54 @@ def test_a_flipped_header_byte_is_healed_by_the_next_indexer_cycle(
     code, text = run(capsys, "search", "Q3 budget", "--json")
     assert code == 0 and json.loads(text[text.index("{"):])["index"]["recordings"] == \
         SAMPLE_RECORDINGS, text
+
+
+def _fifo(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/zero")
+
+
+def _directory(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.mkdir()
+
+
+NOT_A_FILE = {"fifo": _fifo, "dev_zero_symlink": _dev_zero, "directory": _directory}
+STATE_FILES = ["vector-index/manifest.json", "vector-index/verified.json", "sync-state.json",
+               "config.json", "indexer.lock", "account.json"]
+
+
+@pytest.fixture
+def watchdog() -> Iterator[None]:
+    """A hang (a FIFO read) kills the run with a traceback instead of stalling CI."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(120, exit=True, file=sys.__stderr__)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_A_FILE))
+@pytest.mark.parametrize("name", STATE_FILES)
+def test_a_state_or_index_file_that_is_not_a_regular_file_never_hangs_or_traces_back(
+        home: Path, capsys: pytest.CaptureFixture[str], watchdog: None, name: str,
+        kind: str) -> None:
+    path = home / name
+    NOT_A_FILE[kind](path)
+    for command in (["status"], ["search", "budget"], ["list"]):
+        code, text = run(capsys, *command)
+        assert "Traceback" not in text and code in (0, 1), text
+        if code:
+            assert str(path) in text or path.name in text, text
+    if name.startswith("vector-index") or kind != "directory":
+        code, text = run(capsys, "indexer", "--once")
+        assert "Traceback" not in text, text
+    if name == "vector-index/manifest.json" or kind == "directory":
+        return  # the user is told to move it away; the indexer does not delete folders
+    code, text = run(capsys, "search", "Q3 budget", "--json")
+    assert code == 0, text

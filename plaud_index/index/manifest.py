@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexCorruptError, IndexSchemaError
+from ..fsio import read_state_file
 
 # 2: Unicode analyser (postings re-made from the stored text); 3: per-row arrays and JSON
 # lines instead of one metadata JSON per segment, postings memory-mapped (segment_files.py)
@@ -110,7 +111,7 @@ def _int(value: object) -> int:
 def read_manifest(path: Path) -> Manifest | None:
     """The manifest at ``path``, or ``None`` if there is none."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_state_file(path)
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:

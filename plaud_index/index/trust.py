@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..fsio import write_json_atomic
+from ..fsio import read_state_file, write_json_atomic
 from .files import damaged, verify_checksums
 from .manifest import SegmentEntry
 
@@ -40,7 +40,7 @@ class Trust:
 
     def _read(self) -> dict[str, dict[str, object]]:
         try:
-            data = json.loads((self.directory / VERIFIED).read_text(encoding="utf-8"))
+            data = json.loads(read_state_file(self.directory / VERIFIED))
             return {str(k): dict(v) for k, v in data["segments"].items()}
         except FileNotFoundError:
             return {}

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PlaudAuthError, PlaudIndexError, PlaudUnreachableError, TokenStoreError
-from ..fsio import write_json_atomic
+from ..fsio import read_state_file, write_json_atomic
 from ..models import AuthStatus
 from .api import PlaudClient
 from .auth import TokenManager, login
@@ -72,7 +72,7 @@ def sign_out(config: Config) -> bool:
 
 def _remembered(config: Config) -> str | None:
     try:
-        data = json.loads((config.home / ACCOUNT_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_state_file(config.home / ACCOUNT_FILE))
     except (OSError, ValueError):
         return None
     account = data.get("account") if isinstance(data, dict) else None

@@ -10,6 +10,7 @@ stale lock behind.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ from types import TracebackType
 
 from ..errors import IndexBusyError
 from ..fsio import open_lock_file, storage_error, try_flock, unflock
+
+log = logging.getLogger(__name__)
 
 
 class IndexerLock:
@@ -62,8 +65,11 @@ class IndexerLock:
 def lock_holder(path: Path) -> dict[str, object] | None:
     """Who holds the lock (pid, role, since), or ``None`` if nobody does."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # a FIFO: no hang
     except FileNotFoundError:
+        return None
+    except OSError as exc:  # unreadable: nobody we can name holds it
+        log.warning("Cannot read the indexer lock %s: %s", path, exc)
         return None
     try:
         if not try_flock(fd, shared=True):

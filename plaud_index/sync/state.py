@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StateError
-from ..fsio import flocked, write_json_atomic
+from ..fsio import flocked, read_state_file, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class SyncStateStore:
 
     def read(self) -> SyncState:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_state_file(self.path)
         except FileNotFoundError:
             return SyncState()
         except (OSError, ValueError) as exc:  # unreadable, or not UTF-8

@@ -222,9 +222,10 @@ class CycleWork:
         budget = self.commit_seconds if self.counts["commits"] else \
             min(self.commit_seconds, FIRST_COMMIT_S)
         embedded = self.counts["chunks_embedded"]
-        # owed now if the next group would take it past the budget
-        next_group = self.embed_s / embedded * min(self.queue.fresh, self.queue.group_chunks) \
-            if embedded else 0.0
+        # owed now if the next group would take it past the budget (with a margin: groups
+        # vary, and the commit itself takes a moment)
+        next_group = 1.5 * self.embed_s / embedded * \
+            min(self.queue.fresh, self.queue.group_chunks) if embedded else 0.0
         return self.clock() - self.last_commit + next_group >= budget or \
             self.since_commit >= self.commit_every
 
