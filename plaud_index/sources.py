@@ -60,6 +60,9 @@ class CombinedSource:
             kept |= {fid for fid in known if fid.startswith(PREFIX) is folder}
         return kept
 
+    def rejected(self) -> dict[str, str]:
+        return self.plaud.rejected() if self.plaud is not None else {}
+
     def problems(self) -> list[Exception]:
         return [exc for _, exc in self._failed]
 

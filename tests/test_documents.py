@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 from helpers import detail
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plaud_index.errors import MalformedRecordingError
 from plaud_index.plaud.documents import (
@@ -164,3 +166,51 @@ def test_missing_title_gets_a_placeholder() -> None:
     raw = detail()
     raw["name"] = None
     assert normalize_recording(raw).title == "Untitled recording"
+
+
+@pytest.mark.parametrize("bad_id", [None, 123, 4.5, True, "", "   ", ["a"], {"id": "x"},
+                                    "bad-\ud800", "nul\x00id", "x" * 201])
+def test_a_listing_row_without_a_usable_id_is_left_out_with_a_printable_reason(
+        bad_id: object) -> None:
+    from plaud_index.plaud.documents import normalize_listing
+
+    rows = [{"id": "good", "name": "Fine"}, {"id": bad_id, "name": "Odd"}]
+    listed, rejected = normalize_listing(rows)
+    assert list(listed) == ["good"]
+    assert list(rejected) == ["listing row 2"]
+    reason = rejected["listing row 2"]
+    assert "not a plain string" in reason
+    reason.encode("ascii")  # printable on any terminal: surrogates and NULs escaped
+
+
+@given(st.dictionaries(st.sampled_from(["id", "name", "created_at", "duration"]),
+                       st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
+                                 st.text(), st.lists(st.text(), max_size=2))))
+def test_any_listing_row_is_listed_or_left_out_never_an_exception(row: dict[str, object]
+                                                                   ) -> None:
+    from plaud_index.plaud.documents import normalize_listing
+
+    listed, rejected = normalize_listing([row])
+    assert len(listed) + len(rejected) == 1
+    for file_id, item in listed.items():
+        assert file_id == row["id"] and "\x00" not in item.title
+
+
+@pytest.mark.parametrize("sneaky", ["\u202e", "\u202a", "\u2066", "\u2069", "\u200b", "\ufeff",
+                                    "\u200f", "\u061c"])
+def test_bidi_and_zero_width_controls_never_reach_titles_or_speakers(sneaky: str) -> None:
+    raw = detail(name=f"Invoice{sneaky}fdp.exe", segments=[
+        {"start_time": 0, "end_time": 1000, "content": f"ok{sneaky}text",
+         "speaker": f"Ann{sneaky}", "original_speaker": "Speaker 1"}])
+    recording = normalize_recording(raw)
+    assert recording.title == "Invoicefdp.exe"
+    assert recording.utterances[0].speaker == "Ann"
+    if sneaky not in ("\u200f", "\u061c"):  # marks stay in running text; reorderers never
+        assert sneaky not in recording.utterances[0].text
+
+
+def test_joiners_that_scripts_need_stay_in_transcript_text() -> None:
+    persian = "می\u200cخواهم"  # ZWNJ inside a Persian word
+    raw = detail(segments=[{"start_time": 0, "end_time": 1000, "content": persian,
+                            "speaker": "A", "original_speaker": "A"}])
+    assert normalize_recording(raw).utterances[0].text == persian

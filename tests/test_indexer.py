@@ -314,3 +314,23 @@ def test_a_first_sync_killed_after_its_first_commit_keeps_it(tmp_path: Path) -> 
     assert progress is not None
     assert (progress.done, progress.committed, progress.total) == (1, 1, 12)
     assert progress.fetched == 4 and progress.phase == "fetching"  # saved as it went
+
+
+def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
+        tmp_path: Path) -> None:
+    from plaud_index.config import build_config
+    from plaud_index.render import render_status
+    from plaud_index.service import SearchService
+
+    source = FakeSource(corpus(2))
+    good = [{k: d.get(k) for k in ("id", "name", "created_at", "start_at", "duration")}
+            for d in source.details.values()]
+    source.listing_override = [*good, {"id": "bad-\ud800", "name": "x"}, {"id": 7}]
+    report = Indexer(source, HashEmbedder(), tmp_path).run_cycle()
+    assert report.added == 2
+    skipped = SyncStateStore(tmp_path).read().skipped
+    assert set(skipped) == {"listing row 3", "listing row 4"}
+    config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
+    text = render_status(SearchService(config, HashEmbedder()).status(), config.zone)
+    text.encode("utf-8")  # no lone surrogate reaches the terminal
+    assert "Skipped:      2 recording(s): listing row 3, listing row 4" in text

@@ -77,6 +77,9 @@ class FolderSource:
         prefixes = tuple(root_prefix(root) for root in self.unavailable)
         return {fid for fid in known if prefixes and fid.startswith(prefixes)}
 
+    def rejected(self) -> dict[str, str]:
+        return {}  # every file gets an id from its path; unreadable ones are skipped later
+
     def problems(self) -> list[Exception]:
         return []  # a missing root is a warning: it may be a disk not plugged in
 

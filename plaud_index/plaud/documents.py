@@ -32,6 +32,13 @@ _NOTE_KEYS = ("ai_content", "content", "markdown", "text")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Bidirectional embeddings, overrides and isolates reorder what follows them, so a title can
+# display as something it is not; zero-width spaces and the BOM hide text boundaries. No
+# script needs them in running text (RTL text orders itself), so they go everywhere.
+_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
+# In one-line names (titles, speakers) the invisible marks and joiners go too; transcript
+# text keeps ZWJ/ZWNJ (Persian, Indic scripts and emoji need them) and LRM/RLM.
+_INVISIBLE = re.compile("[\u061c\u200c-\u200f\u180e]")
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
 MAX_DURATION_MS = 7 * 86_400_000  # a week: longer is a unit mix-up, not a recording
@@ -45,8 +52,9 @@ log = logging.getLogger(__name__)
 
 
 def clean_text(value: str) -> str:
-    """Lone surrogates → U+FFFD, control characters (but newline and tab) removed."""
-    return _CONTROLS.sub("", _SURROGATES.sub("\ufffd", value))
+    """Lone surrogates → U+FFFD; control characters (but newline and tab) and reordering
+    controls removed."""
+    return _REORDERING.sub("", _CONTROLS.sub("", _SURROGATES.sub("\ufffd", value)))
 
 
 def _finite(value: float) -> bool:
@@ -120,7 +128,7 @@ def _short_text(value: object, limit: int) -> str:
     """A clean one-line string of at most ``limit`` characters (numbers are stringified)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return ""
-    return " ".join(clean_text(str(value)).split())[:limit]
+    return " ".join(_INVISIBLE.sub("", clean_text(str(value))).split())[:limit]
 
 
 def parse_segments(content: object) -> tuple[Utterance, ...]:
@@ -255,8 +263,8 @@ def normalize_recording(raw: object) -> Recording:
         raise MalformedRecordingError("Plaud returned a recording without an id; skipping it")
     if clean_text(file_id) != file_id or len(file_id) > MAX_ID_CHARS:
         raise MalformedRecordingError(
-            f"Plaud returned a recording whose id is not a plain string ({file_id[:40]!r}…); "
-            "skipping it")
+            f"Plaud returned a recording whose id is not a plain string "
+            f"({ascii(file_id[:40])}…); skipping it")
     start_at = parse_timestamp(raw.get("start_at") or raw.get("start_time"))
     created_at = parse_timestamp(raw.get("created_at")) or start_at
     if created_at is None:
@@ -277,16 +285,28 @@ def normalize_recording(raw: object) -> Recording:
     )
 
 
-def normalize_listing(rows: object) -> dict[str, Listed]:
-    """A list walk's rows → ``{file_id: Listed}`` in listing order, first row of an id wins.
+def normalize_listing(rows: object) -> tuple[dict[str, Listed], dict[str, str]]:
+    """A list walk's rows → ``{file_id: Listed}`` in listing order (the first row of an id
+    wins), and the rows that cannot be a recording, each under a printable label with its
+    reason (an id that is missing, empty, not a string, or not plain text).
 
     A listing that is not a list is an error, never "no recordings" (that would delete)."""
     if not isinstance(rows, list):
         raise SourceError("Plaud's recording list is not a list; nothing was changed")
     out: dict[str, Listed] = {}
-    for row in rows:
+    rejected: dict[str, str] = {}
+    for number, row in enumerate(rows, 1):
         file_id = row.get("id") if isinstance(row, Mapping) else None
-        if isinstance(file_id, str) and file_id and file_id not in out:
-            name = row.get("name") if isinstance(row, Mapping) else None
-            out[file_id] = Listed(file_id, _short_text(name, MAX_TITLE_CHARS))
-    return out
+        if not isinstance(file_id, str) or not file_id.strip() or len(file_id) > MAX_ID_CHARS \
+                or clean_text(file_id) != file_id:
+            shown = ascii(file_id)[:60] if isinstance(row, Mapping) else type(row).__name__
+            rejected[f"listing row {number}"] = (
+                f"Plaud listed a recording whose id is not a plain string ({shown}); it "
+                "cannot be fetched, so it is left out")
+            continue
+        if file_id not in out:
+            out[file_id] = Listed(file_id, _short_text(row.get("name"), MAX_TITLE_CHARS))
+    if rejected:
+        log.warning("Left out %d listing row(s) without a usable id: %s", len(rejected),
+                    "; ".join(f"{k}: {v}" for k, v in list(rejected.items())[:3]))
+    return out, rejected

@@ -35,6 +35,11 @@ class RecordingSource(Protocol):
         never deleted."""
         ...
 
+    def rejected(self) -> dict[str, str]:
+        """Listing rows of the last ``list_recordings`` that cannot be a recording: a
+        printable label → why (they are reported with the skipped recordings)."""
+        ...
+
     def problems(self) -> list[Exception]:
         """Why parts of the last listing failed while the rest was indexed."""
         ...
@@ -50,10 +55,15 @@ class PlaudSource:
     """A ``RecordingSource`` over a client that returns Plaud-shaped JSON."""
 
     def __init__(self, client: RawClient) -> None:
+        self._rejected: dict[str, str] = {}
         self.client = client
 
     def list_recordings(self, tail_hint: str | None = None) -> dict[str, Listed]:
-        return normalize_listing(self.client.list_files(tail_hint=tail_hint))
+        listed, self._rejected = normalize_listing(self.client.list_files(tail_hint=tail_hint))
+        return listed
+
+    def rejected(self) -> dict[str, str]:
+        return dict(self._rejected)
 
     def kept(self, known: Collection[str]) -> set[str]:
         return set()  # a Plaud listing either succeeds whole or raises

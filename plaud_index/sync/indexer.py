@@ -154,8 +154,9 @@ class Indexer:
         if first_sync_done and (advice := index_advice(writer.snapshot)):  # said once
             log.warning("%s", advice)
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
+        # rows of the listing that cannot be recordings are reported with the skipped ones
         remembered = {"checked": checked, "held_deletion": decision.hold,
-                      "skipped": run.quarantine, "processing": processing,
+                      "skipped": {**run.quarantine, **self.source.rejected()}, "processing": processing,
                       "list_tail": next(reversed(listing), None), "versions": versions}
         counts = run.counts
         report = SyncReport(
