@@ -20,6 +20,7 @@ from helpers import FakeSource, detail
 
 from plaud_index.embedder import HashEmbedder, OnnxEmbedder
 from plaud_index.index.store import open_snapshot
+from plaud_index.plaud import PlaudSource
 from plaud_index.search import make_request, search
 from plaud_index.sync.indexer import Indexer
 from plaud_index.sync.state import SyncStateStore
@@ -178,3 +179,51 @@ def test_pathological_sizes_index_in_seconds_per_megabyte(tmp_path: Path, make: 
     snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and max(len(c.text) for c in snap.chunks) <= 1600
     assert elapsed < 20 * max(megabytes, 1), f"{elapsed:.1f}s for {megabytes:.1f} MB"
+
+
+GOOD = {"id": "good-1", "name": "Budget review", "created_at": "2026-03-02T10:00:00Z",
+        "duration": 60, "transcript": [{"speaker": "Ann", "start": 0, "end": 5,
+                                        "text": "We reviewed the budget."}]}
+MALFORMED_LINES = {
+    "duration null": json.dumps({**GOOD, "id": "d-null", "duration": None}),
+    "duration text": json.dumps({**GOOD, "id": "d-abc", "duration": "abc"}),
+    "duration NaN": json.dumps({**GOOD, "id": "d-nan"}).replace('"duration": 60',
+                                                                 '"duration": NaN'),
+    "duration infinity": json.dumps({**GOOD, "id": "d-inf"}).replace('"duration": 60',
+                                                                      '"duration": Infinity'),
+    "duration list": json.dumps({**GOOD, "id": "d-list", "duration": [1, 2]}),
+    "id list": json.dumps({**GOOD, "id": ["x"]}),
+    "id dict": json.dumps({**GOOD, "id": {"a": 1}}),
+    "no id": json.dumps({k: v for k, v in GOOD.items() if k != "id"}),
+    "not json": "{this is not json",
+    "not an object": "[1, 2, 3]",
+    "deep nesting": json.dumps({**GOOD, "id": "deep"})[:-1] + ', "meta": ' + "[" * 100_000
+    + "]" * 100_000 + "}",
+    "segment start text": json.dumps({**GOOD, "id": "seg-bad", "transcript": [
+        {"speaker": "A", "start": "soon", "end": None, "text": 5}]}),
+    "created_at seconds": json.dumps({**GOOD, "id": "t-s", "created_at": 1_772_445_600}),
+    "created_at ms": json.dumps({**GOOD, "id": "t-ms", "created_at": 1_772_445_600_000}),
+    "created_at µs": json.dumps({**GOOD, "id": "t-us", "created_at": 1_772_445_600_000_000}),
+    "created_at with offset": json.dumps({**GOOD, "id": "t-off",
+                                          "created_at": "2026-03-02T15:30:00+05:30"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_LINES))
+def test_the_mock_corpus_skips_a_bad_record_with_its_reason_and_indexes_the_rest(
+        tmp_path: Path, case: str) -> None:
+    from plaud_index.plaud.mock import MockClient
+    from plaud_index.sync.state import SyncStateStore
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps(GOOD) + "\n" + MALFORMED_LINES[case] + "\n")
+    report = Indexer(PlaudSource(MockClient(corpus)), HashEmbedder(), tmp_path).run_cycle()
+    snap = open_snapshot(tmp_path / "vector-index")
+    assert snap is not None and "good-1" in snap.by_id  # the rest is indexed
+    indexed = set(snap.by_id) - {"good-1"}
+    skipped = SyncStateStore(tmp_path).read().skipped
+    # the bad record is indexed (repaired: the real parser read it) or skipped with a reason
+    assert len(indexed) + len(skipped) + report.skipped >= 1, (indexed, skipped)
+    if case.startswith("created_at"):  # every unit and offset reaches the real parser
+        rec = snap.recordings[snap.by_id[json.loads(MALFORMED_LINES[case])["id"]]]
+        assert rec.created.isoformat() == "2026-03-02T10:00:00+00:00"

@@ -63,7 +63,8 @@ class PlaudSource:
         return listed
 
     def rejected(self) -> dict[str, str]:
-        return dict(self._rejected)
+        from_client = getattr(self.client, "rejected_lines", None)  # the mock corpus's
+        return {**(from_client() if callable(from_client) else {}), **self._rejected}
 
     def kept(self, known: Collection[str]) -> set[str]:
         return set()  # a Plaud listing either succeeds whole or raises

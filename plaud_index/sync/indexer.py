@@ -156,8 +156,9 @@ class Indexer:
         processing = sum(1 for r in writer.recordings().values() if r.chunk_count == 0)
         # rows of the listing that cannot be recordings are reported with the skipped ones
         remembered = {"checked": checked, "held_deletion": decision.hold,
-                      "skipped": {**run.quarantine, **self.source.rejected()}, "processing": processing,
-                      "list_tail": next(reversed(listing), None), "versions": versions}
+                      "skipped": {**run.quarantine, **self.source.rejected()},
+                      "processing": processing, "list_tail": next(reversed(listing), None),
+                      "versions": versions}
         counts = run.counts
         report = SyncReport(
             listed=len(listing), deleted=len(decision.delete),
