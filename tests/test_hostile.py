@@ -181,30 +181,31 @@ def test_pathological_sizes_index_in_seconds_per_megabyte(tmp_path: Path, make: 
     assert elapsed < 20 * max(megabytes, 1), f"{elapsed:.1f}s for {megabytes:.1f} MB"
 
 
-GOOD = {"id": "good-1", "name": "Budget review", "created_at": "2026-03-02T10:00:00Z",
+CORPUS_RECORD = {"id": "good-1", "name": "Budget review", "created_at": "2026-03-02T10:00:00Z",
         "duration": 60, "transcript": [{"speaker": "Ann", "start": 0, "end": 5,
                                         "text": "We reviewed the budget."}]}
 MALFORMED_LINES = {
-    "duration null": json.dumps({**GOOD, "id": "d-null", "duration": None}),
-    "duration text": json.dumps({**GOOD, "id": "d-abc", "duration": "abc"}),
-    "duration NaN": json.dumps({**GOOD, "id": "d-nan"}).replace('"duration": 60',
+    "duration null": json.dumps({**CORPUS_RECORD, "id": "d-null", "duration": None}),
+    "duration text": json.dumps({**CORPUS_RECORD, "id": "d-abc", "duration": "abc"}),
+    "duration NaN": json.dumps({**CORPUS_RECORD, "id": "d-nan"}).replace('"duration": 60',
                                                                  '"duration": NaN'),
-    "duration infinity": json.dumps({**GOOD, "id": "d-inf"}).replace('"duration": 60',
+    "duration infinity": json.dumps({**CORPUS_RECORD, "id": "d-inf"}).replace('"duration": 60',
                                                                       '"duration": Infinity'),
-    "duration list": json.dumps({**GOOD, "id": "d-list", "duration": [1, 2]}),
-    "id list": json.dumps({**GOOD, "id": ["x"]}),
-    "id dict": json.dumps({**GOOD, "id": {"a": 1}}),
-    "no id": json.dumps({k: v for k, v in GOOD.items() if k != "id"}),
+    "duration list": json.dumps({**CORPUS_RECORD, "id": "d-list", "duration": [1, 2]}),
+    "id list": json.dumps({**CORPUS_RECORD, "id": ["x"]}),
+    "id dict": json.dumps({**CORPUS_RECORD, "id": {"a": 1}}),
+    "no id": json.dumps({k: v for k, v in CORPUS_RECORD.items() if k != "id"}),
     "not json": "{this is not json",
     "not an object": "[1, 2, 3]",
-    "deep nesting": json.dumps({**GOOD, "id": "deep"})[:-1] + ', "meta": ' + "[" * 100_000
+    "deep nesting": json.dumps({**CORPUS_RECORD, "id": "deep"})[:-1] + ', "meta": ' + "[" * 100_000
     + "]" * 100_000 + "}",
-    "segment start text": json.dumps({**GOOD, "id": "seg-bad", "transcript": [
+    "segment start text": json.dumps({**CORPUS_RECORD, "id": "seg-bad", "transcript": [
         {"speaker": "A", "start": "soon", "end": None, "text": 5}]}),
-    "created_at seconds": json.dumps({**GOOD, "id": "t-s", "created_at": 1_772_445_600}),
-    "created_at ms": json.dumps({**GOOD, "id": "t-ms", "created_at": 1_772_445_600_000}),
-    "created_at µs": json.dumps({**GOOD, "id": "t-us", "created_at": 1_772_445_600_000_000}),
-    "created_at with offset": json.dumps({**GOOD, "id": "t-off",
+    "created_at seconds": json.dumps({**CORPUS_RECORD, "id": "t-s", "created_at": 1_772_445_600}),
+    "created_at ms": json.dumps({**CORPUS_RECORD, "id": "t-ms", "created_at": 1_772_445_600_000}),
+    "created_at µs": json.dumps({**CORPUS_RECORD, "id": "t-us",
+                                 "created_at": 1_772_445_600_000_000}),
+    "created_at with offset": json.dumps({**CORPUS_RECORD, "id": "t-off",
                                           "created_at": "2026-03-02T15:30:00+05:30"}),
 }
 
@@ -216,7 +217,7 @@ def test_the_mock_corpus_skips_a_bad_record_with_its_reason_and_indexes_the_rest
     from plaud_index.sync.state import SyncStateStore
 
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps(GOOD) + "\n" + MALFORMED_LINES[case] + "\n")
+    corpus.write_text(json.dumps(CORPUS_RECORD) + "\n" + MALFORMED_LINES[case] + "\n")
     report = Indexer(PlaudSource(MockClient(corpus)), HashEmbedder(), tmp_path).run_cycle()
     snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and "good-1" in snap.by_id  # the rest is indexed
