@@ -327,3 +327,18 @@ def test_a_state_or_index_file_that_is_not_a_regular_file_never_hangs_or_traces_
         return  # the user is told to move it away; the indexer does not delete folders
     code, text = run(capsys, "search", "Q3 budget", "--json")
     assert code == 0, text
+
+
+def test_a_manifest_naming_one_segment_twice_is_damage_and_healed(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = home / "vector-index" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["segments"].append(data["segments"][0])  # every size and checksum still valid
+    manifest.write_text(json.dumps(data))
+    code, text = run(capsys, "list", "--json")
+    assert code == 1 and "twice" in text and "Traceback" not in text, text
+    assert main(["indexer", "--once"]) == 0
+    code, text = run(capsys, "list", "--json", "--limit", "50")
+    listing = json.loads(text[text.index("{"):])
+    assert code == 0 and listing["matched"] == SAMPLE_RECORDINGS
+    assert len({r["file_id"] for r in listing["recordings"]}) == SAMPLE_RECORDINGS

@@ -214,3 +214,32 @@ def test_joiners_that_scripts_need_stay_in_transcript_text() -> None:
     raw = detail(segments=[{"start_time": 0, "end_time": 1000, "content": persian,
                             "speaker": "A", "original_speaker": "A"}])
     assert normalize_recording(raw).utterances[0].text == persian
+
+
+_ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=40) \
+    | st.sampled_from(["bad-\ud800", "\u202eexe.pdf", "a\x00b", "---", ": "])
+_ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _ANY_TEXT,
+                       st.lists(_ANY_TEXT, max_size=2))
+
+
+@given(name=_ANY_VALUE, file_id=_ANY_VALUE, speaker=_ANY_VALUE, content=_ANY_VALUE,
+       created=_ANY_VALUE, note=_ANY_VALUE)
+def test_any_string_in_any_field_of_a_recording_normalises_or_is_refused_cleanly(
+        name: object, file_id: object, speaker: object, content: object, created: object,
+        note: object) -> None:
+    from plaud_index.chunker import Chunker
+
+    raw = detail(segments=[{"start_time": 0, "end_time": 1000, "content": content,
+                            "speaker": speaker, "original_speaker": speaker}],
+                 note=note if isinstance(note, str) else None)
+    raw.update({"id": file_id, "name": name, "created_at": created, "start_at": created})
+    try:
+        recording = normalize_recording(raw)
+    except MalformedRecordingError as exc:
+        str(exc).encode("utf-8")  # the reason is printable
+        return
+    for text in (recording.file_id, recording.title, *recording.speakers,
+                 *(u.text for u in recording.utterances)):
+        text.encode("utf-8")  # no lone surrogate survives
+        assert not any(c in text for c in "\x00\x1b\u202e\u2066\u200b")
+    Chunker().chunk(recording)  # and it chunks

@@ -89,6 +89,11 @@ def parse_manifest(data: object, label: str) -> Manifest:
                                       {str(k): (_int(v[0]), _int(v[1]))
                                        for k, v in s.get("files", {}).items()})
                          for s in data["segments"])
+        names = [s.name for s in segments]
+        if len(set(names)) != len(names) or len({s.seq for s in segments}) != len(segments):
+            # every size and checksum may be right, yet each row would count twice
+            twice = sorted({n for n in names if names.count(n) > 1}) or ["a seq"]
+            raise ValueError(f"it names {twice[0]} twice")
         return Manifest(
             model=ModelInfo.from_json(data["model"]),
             analyzer=str(data.get("analyzer") or ANALYZER_OF_SCHEMA_1),
