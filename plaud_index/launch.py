@@ -136,7 +136,10 @@ def check_launch(launch: Launch, timeout_s: float = STARTUP_TIMEOUT_S) -> float:
                     raise EOFError
                 if _answers_initialize(line):
                     return time.monotonic() - started
-        except (queue.Empty, EOFError, OSError):
+        except (queue.Empty, EOFError, OSError) as exc:
+            if not isinstance(exc, queue.Empty):  # its output or stdin closed: it is ending
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=10)
             exited = proc.poll() is not None
             if not exited:
                 proc.kill()
