@@ -42,7 +42,7 @@ from .status import build_status
 from .sync.cycles import BackgroundSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
 from .sync.progress import SyncProgress, log_commits
-from .sync.state import SyncStateStore
+from .sync.state import SyncState, SyncStateStore
 from .transcript import DEFAULT_WINDOW_S, around
 
 log = logging.getLogger(__name__)
@@ -190,10 +190,11 @@ class SearchService:
         return self.snapshot()
 
     def search(self, request: SearchRequest) -> SearchResult:
+        state = self.state.read()  # before the snapshot: see ``freshness``
         snap = self.ready_snapshot()
         ranking = self._rank(snap, replace(request, zone=self.config.zone.tz))
         hits = tuple(self._local_hit(hit) for hit in ranking.hits)
-        return SearchResult(request.query, hits, self.freshness(snap),
+        return SearchResult(request.query, hits, self.freshness(snap, state),
                             self._match_note(ranking), self.today())
 
     def today(self) -> Today:
@@ -205,6 +206,7 @@ class SearchService:
 
     def browse(self, request: ListRequest) -> RecordingList:
         """Recordings newest first in the user's local days, one page."""
+        state = self.state.read()
         snap = self.ready_snapshot()
         page, matched, cursor = list_recordings(snap, replace(request,
                                                               zone=self.config.zone.tz))
@@ -216,7 +218,8 @@ class SearchService:
                 duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
                 speakers=rec.speakers, notes=rec.note_titles, summary=summary_of(snap, rec),
                 source_kind=rec.source_kind, path=rec.origin or None))
-        return RecordingList(tuple(rows), matched, cursor, self.freshness(snap), self.today())
+        return RecordingList(tuple(rows), matched, cursor, self.freshness(snap, state),
+                             self.today())
 
     def _match_note(self, ranking: Ranking) -> str | None:
         if not ranking.hits:
@@ -271,18 +274,23 @@ class SearchService:
         return replace(ranking, hits=[replace(hit, fetch=fetch_hint(hit.path))
                                       for hit in ranking.hits])
 
-    def freshness(self, snap: Snapshot | None) -> IndexInfo:
-        state = self.state.read()
-        progress = SyncProgress.from_state(state.progress)
+    def freshness(self, snap: Snapshot | None, state: SyncState | None = None) -> IndexInfo:
+        """How complete ``snap`` is. ``state`` must be read before ``snap`` was opened: a
+        sync that finished by then committed everything first, so "complete" is never said
+        of a snapshot older than the last commit (read after, it could be)."""
+        after = self.state.read()
+        before = state or after
+        state, complete = after, before.complete and after.complete
+        progress = SyncProgress.from_state(after.progress or before.progress)
         now = time.time()
-        described = None if progress is None or state.complete else \
+        described = None if progress is None or complete else \
             progress.describe(now) if lock_holder(self.config.lock_path) else \
             progress.describe_stopped(now)
         return IndexInfo(recordings=len(snap.recordings) if snap else 0,
                          chunks=snap.live_chunks if snap else 0,
                          last_sync=stamps(self.config.zone, snap.manifest.updated_at)[0]
                          if snap and snap.manifest.updated_at else None,
-                         last_error=state.last_error, complete=state.complete,
+                         last_error=state.last_error, complete=complete,
                          progress=described)
 
     def status(self) -> Status:

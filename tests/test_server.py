@@ -165,18 +165,28 @@ async def test_populated_index_answers_while_another_process_holds_the_lock(home
 
 
 async def test_empty_index_with_free_lock_syncs_in_the_background(tmp_path: Path) -> None:
-    async with connect(tmp_path / "fresh", PLAUD_CLIENT="mock") as session:
-        first = await tool_error(session, "plaud_search", query="postmortem checkout outage")
-        for _ in range(600):  # the first commit comes at once: poll until all have landed
-            result = await session.call_tool("plaud_search",
-                                             {"query": "postmortem checkout outage"})
-            if not result.is_error and result.structured_content["index"]["complete"]:
-                break
-            await anyio.sleep(0.2)
+    fresh = tmp_path / "fresh"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
+                                   env={"PLAUD_INDEX_HOME": str(fresh), "PLAUD_CLIENT": "mock"},
+                                   cwd=REPO)
+    log = tmp_path / "server.log"
+    with log.open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            first = await tool_error(session, "plaud_search", query="postmortem checkout outage")
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:  # the first commit comes at once: poll until
+                result = await session.call_tool(  # every recording has landed
+                    "plaud_search", {"query": "postmortem checkout outage"})
+                if not result.is_error and result.structured_content["index"]["complete"]:
+                    break
+                await anyio.sleep(0.2)
     assert "Plaud index not available yet" in first
     data = result.structured_content
-    assert data is not None
-    assert data["results"][0]["title"] == "Postmortem: checkout database outage"
+    why = f"{data and data['index']}; server log: {log.read_text()[-3000:]}"
+    assert data is not None and data["index"]["complete"], why
+    assert data["results"][0]["title"] == "Postmortem: checkout database outage", why
     assert data["index"]["recordings"] == SAMPLE_RECORDINGS
 
 

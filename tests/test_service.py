@@ -96,3 +96,17 @@ def test_a_query_whose_words_mostly_never_occur_gets_the_weak_match_note(
     ranking = rank(service.ready_snapshot(), make_request("banana bread walnuts budget"),
                    None)
     assert ranking.term_coverage == 0.25
+
+
+def test_an_answer_from_a_snapshot_older_than_the_last_commit_is_never_called_complete(
+        config: Config) -> None:
+    run_locked_cycle(config, HashEmbedder())
+    store = SyncStateStore(config.home)
+    store.update(last_success=None, progress={"done": 1, "total": 13, "fetched": 1})
+    service = SearchService(config, HashEmbedder())
+    before = store.read()  # what a tool call reads before it opens its snapshot
+    snap = service.snapshot()
+    store.update(last_success=time.time(), progress=None)  # the sync finishes meanwhile
+    info = service.freshness(snap, before)
+    assert info.complete is False and info.progress is not None
+    assert service.freshness(snap).complete is True  # read afresh, it is
