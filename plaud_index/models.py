@@ -84,6 +84,7 @@ class Listed:
     file_id: str
     title: str
     version: str | None = None  # a folder file's mtime and size; Plaud lists no such marker
+    duration_ms: int = 0  # as listed (0: unknown); sizes the time-left estimate
 
 
 # Results. These are the one shape of each answer: the service returns them, the MCP

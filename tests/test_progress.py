@@ -33,6 +33,9 @@ def test_time_left_is_the_cost_so_far_applied_to_what_is_left() -> None:
                                         "embedded, about 4 minutes left")
     assert RUNNING.describe(1160.0).endswith("about 3 minutes left")  # counts down
     assert RUNNING.describe(5000.0).endswith("about 5 seconds left")  # never below
+    # listed durations, where known, size what is to come: 4 of 10 listed hours fetched
+    by_duration = replace(RUNNING, fetched_ms=4 * 3_600_000, total_ms=10 * 3_600_000)
+    assert by_duration.eta_s() == pytest.approx(29 + (160 + 1.5 * 960) * 0.05)
     # when the timers saw only half the wall time (commits, merges), the rest is slower too
     assert replace(RUNNING, started=1008.0).eta_s() == pytest.approx(2 * 269.0)
 

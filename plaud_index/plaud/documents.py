@@ -305,7 +305,8 @@ def normalize_listing(rows: object) -> tuple[dict[str, Listed], dict[str, str]]:
                 "cannot be fetched, so it is left out")
             continue
         if file_id not in out:
-            out[file_id] = Listed(file_id, _short_text(row.get("name"), MAX_TITLE_CHARS))
+            out[file_id] = Listed(file_id, _short_text(row.get("name"), MAX_TITLE_CHARS),
+                                  duration_ms=parse_duration_ms(row.get("duration")))
     if rejected:
         log.warning("Left out %d listing row(s) without a usable id: %s", len(rejected),
                     "; ".join(f"{k}: {v}" for k, v in list(rejected.items())[:3]))

@@ -134,6 +134,7 @@ class Indexer:
             self.model.dim, self.clock, self.should_stop, self.report_progress,
             lambda p: self.state.update(progress=p.to_state()), self.commit_seconds,
             self.commit_every, known, plan.ids, started,
+            {fid: listing[fid].duration_ms for fid in plan.ids},
             {k: v for k, v in state.skipped.items() if k in listing},
             last_commit=self.clock())
         run.run()

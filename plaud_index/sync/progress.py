@@ -37,6 +37,8 @@ class SyncProgress:
     chunks_seen: int = 0  # chunks of the fetched recordings that need embedding
     fetch_s: float = 0.0  # seconds spent fetching
     embed_s: float = 0.0  # seconds spent embedding
+    fetched_ms: int = 0  # listed duration of the recordings fetched (0: not listed)
+    total_ms: int = 0  # listed duration of all ``total``
 
     @classmethod
     def from_state(cls, raw: dict[str, Any] | None) -> SyncProgress | None:
@@ -68,14 +70,18 @@ class SyncProgress:
     def eta_s(self) -> float | None:
         """Seconds of work left, from the cost so far: the recordings not yet fetched at
         this sync's seconds per fetch, and the chunks not yet embedded (those fetched, plus
-        the unfetched recordings' at this sync's chunks per recording) at its seconds per
-        chunk, times the share of wall time those two timers account for. ``None`` until
-        both costs are known."""
+        the unfetched recordings' at this sync's chunks per listed second, or per recording)
+        at its seconds per chunk, times the share of wall time those two timers account
+        for. ``None`` until both costs are known."""
         if self.phase == "listing" or not self.fetched:
             return None
         unfetched = max(self.total - self.fetched, 0)
-        chunks_left = max(self.chunks_seen - self.chunks, 0) + \
-            unfetched * self.chunks_seen / self.fetched
+        # the chunks still to come scale with the listed duration left where the listing
+        # gives durations (newest recordings, fetched first, are often shorter), else with
+        # the count of recordings left
+        to_come = (self.total_ms - self.fetched_ms) / self.fetched_ms if \
+            self.fetched_ms > 0 and self.total_ms >= self.fetched_ms else unfetched / self.fetched
+        chunks_left = max(self.chunks_seen - self.chunks, 0) + to_come * self.chunks_seen
         if chunks_left and not self.chunks:
             return None  # nothing embedded yet: no rate to go by
         per_chunk = self.embed_s / self.chunks if self.chunks else 0.0

@@ -83,6 +83,7 @@ class CycleWork:
     known: dict[str, IndexedRecording]
     todo: list[str]
     started: float
+    listed_ms: dict[str, int]  # each recording's listed duration (0: unknown)
     quarantine: dict[str, str]
     counts: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
@@ -91,6 +92,7 @@ class CycleWork:
     done: int = 0
     committed: int = 0
     fetched: int = 0
+    fetched_ms: int = 0
     chunks_seen: int = 0
     fetch_s: float = 0.0
     embed_s: float = 0.0
@@ -108,7 +110,8 @@ class CycleWork:
                             chunks=self.counts["chunks_embedded"], committed=self.committed,
                             updated=now, phase=self.phase, fetched=self.fetched,
                             chunks_seen=self.chunks_seen, fetch_s=round(self.fetch_s, 3),
-                            embed_s=round(self.embed_s, 3))
+                            embed_s=round(self.embed_s, 3), fetched_ms=self.fetched_ms,
+                            total_ms=sum(self.listed_ms.values()))
 
     def run(self) -> None:
         """Fetch recording by recording; embed a group of chunks whenever enough wait (or
@@ -154,6 +157,7 @@ class CycleWork:
         finally:
             self.fetch_s += self.clock() - started
         self.fetched += 1
+        self.fetched_ms += self.listed_ms.get(file_id, 0)
         self.counts["fetched"] += 1
         if unchanged:
             self.counts["unchanged"] += 1
