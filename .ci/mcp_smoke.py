@@ -23,9 +23,9 @@ async def main(command: str) -> int:
         init = await session.initialize()
         tools = sorted(t.name for t in (await session.list_tools()).tools)
         assert tools == ["plaud_get", "plaud_list", "plaud_search"], tools
-        for _ in range(600):
+        for _ in range(600):  # partial answers come first: wait for the whole sample
             result = await session.call_tool("plaud_search", {"query": "Q3 budget"})
-            if not result.is_error:
+            if not result.is_error and result.structured_content["index"]["complete"]:
                 break
             await asyncio.sleep(0.5)
         assert not result.is_error and result.structured_content, result.content
