@@ -246,10 +246,11 @@ class CycleWork:
             return
         self.phase, phase = "committing", self.phase
         self._report(force=True)
+        started = self.clock()  # the budget runs from one commit's start to the next's
         if self.writer.commit():
             self.counts["commits"] += 1
         self.committed, self.since_commit = self.done, 0
-        self.last_commit = self.clock()
+        self.last_commit = started
         self.phase = phase
         self._report(force=True)
 
