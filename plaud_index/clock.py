@@ -64,3 +64,11 @@ def stamps(zone: UserZone, iso: str) -> tuple[str, str]:
         instant = instant.replace(tzinfo=timezone.utc)
     return (zone.local(instant).isoformat(timespec="seconds"),
             instant.astimezone(timezone.utc).isoformat(timespec="seconds"))
+
+
+def format_clock(ms: int | None) -> str:
+    """Milliseconds from a recording's start → ``hh:mm:ss`` (``""`` for none)."""
+    if ms is None:
+        return ""
+    seconds = ms // 1000
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

@@ -37,7 +37,7 @@ ENV_VARS = (
     "PLAUD_AUTH_URL", "PLAUD_TOKEN_URL", "PLAUD_REFRESH_URL", "PLAUD_CALLBACK_URL",
     "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS", "PLAUD_EMBED_POOLING",
     "PLAUD_EMBED_QUERY_PREFIX", "PLAUD_EMBED_PASSAGE_PREFIX", "PLAUD_EMBED_MAX_TOKENS",
-    "PLAUD_LOGIN_TIMEOUT_S", "PLAUD_TIMEZONE", "PLAUD_INDEX_FOLDERS",
+    "PLAUD_LOGIN_TIMEOUT_S", "PLAUD_TIMEZONE", "PLAUD_INDEX_FOLDERS", "PLAUD_INDEX_MIRROR",
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
@@ -75,6 +75,7 @@ class Config:
     login_timeout_s: float = LOGIN_TIMEOUT_S  # how long `login` waits for the browser
     zone: UserZone = UTC  # the user's time zone: displayed times, local days in filters
     folders: tuple[Path, ...] = ()  # local folders of meeting files, indexed beside Plaud
+    mirror: Path | None = None  # a folder that gets one Markdown file per Plaud recording
 
     @property
     def index_dir(self) -> Path:
@@ -213,6 +214,8 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
                           "PLAUD_TIMEZONE" if env.get("PLAUD_TIMEZONE") else label),
         folders=_folders(env.get("PLAUD_INDEX_FOLDERS"), file_values.get("folders"), label,
                          Path(env.get("HOME") or Path.home())),
+        mirror=_mirror(env.get("PLAUD_INDEX_MIRROR"), file_values.get("mirror"), label,
+                       Path(env.get("HOME") or Path.home())),
     )
 
 
@@ -231,13 +234,29 @@ def _folders(raw_env: str | None, raw_file: object, label: str,
     paths = []
     for item in items:
         if isinstance(item, str) and item.strip():
-            text = item.strip()
-            if text == "~" or text.startswith("~/"):
-                text = str(home) + text[1:]
-            paths.append(Path(os.path.abspath(text)))
+            paths.append(_user_path(item, home))
         elif item not in ("", None):
             log.warning("Ignoring folder %r in %s: not a path", item, label)
     return tuple(dict.fromkeys(paths))
+
+
+def _mirror(raw_env: str | None, raw_file: object, label: str, home: Path) -> Path | None:
+    """``PLAUD_INDEX_MIRROR`` over ``mirror`` in the file: one folder, ``~`` expanded."""
+    raw = raw_env if raw_env and raw_env.strip() else raw_file
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        log.warning("Ignoring mirror %r in %s: expected a folder's path", raw, label)
+        return None
+    return _user_path(raw, home)
+
+
+def _user_path(text: str, home: Path) -> Path:
+    """A path as a user writes it in a setting: ``~`` is their home; made absolute."""
+    text = text.strip()
+    if text == "~" or text.startswith("~/"):
+        text = str(home) + text[1:]
+    return Path(os.path.abspath(text))
 
 
 def _pooling(raw: str | None) -> str | None:

@@ -16,10 +16,10 @@ from urllib.parse import urlparse
 from .agent import plan
 from .config import Config
 from .errors import PlaudIndexError
-from .folders.source import FolderSource
 from .models import Check
 from .plaud import auth_status
 from .service import SearchService, make_embedder
+from .sources import folder_source
 
 CLI = "plaud-index-mcp"
 
@@ -73,7 +73,7 @@ def check_plaud(config: Config) -> Check:
 def check_folders(config: Config) -> Check:
     if not config.folders:
         return Check("folders", "skip", "no local folders configured (PLAUD_INDEX_FOLDERS)")
-    source = FolderSource(config.folders)
+    source = folder_source(config)
     listed = source.list_recordings()
     if source.unavailable:
         missing = ", ".join(str(p) for p in source.unavailable)

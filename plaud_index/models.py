@@ -299,6 +299,7 @@ class SyncReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     commits: int = 0
+    mirrored: int = 0  # Markdown files written into the mirror
     seconds: float = 0.0
     errors: tuple[str, ...] = ()
     stopped: bool = False  # asked to stop (SIGTERM, session end) before it was through

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from .clock import UserZone
+from .clock import UserZone, format_clock
 from .models import (
     Around,
     AuthStatus,
@@ -93,17 +93,12 @@ def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
 
 
 def _around(window: Around) -> list[str]:
-    lines = [f"Around {window.at} ({_clock(window.from_ms)}–{_clock(window.to_ms)}):"]
+    lines = [f"Around {window.at} ({format_clock(window.from_ms)}–{format_clock(window.to_ms)}):"]
     lines += [f"  [{s.start}] {s.speaker or '?'}: {s.text}" for s in window.utterances]
     if window.truncated:
         lines.append(f"  (cut to {window.max_chars} characters nearest {window.at}; ask with a "
                      "smaller window or another at for the rest)")
     return lines
-
-
-def _clock(ms: int) -> str:
-    seconds = ms // 1000
-    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def render_list(listing: RecordingList, terminal: bool = False) -> str:

@@ -22,6 +22,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 import numpy as np
 
 from .analyzer import has_searchable_text, query_terms
+from .clock import format_clock
 from .errors import InvalidQueryError
 from .index.postings import bm25, present_terms
 from .index.snapshot import SOURCE_CODES, Snapshot
@@ -294,10 +295,3 @@ def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None =
         snippet = snippet[len(who) + 2:]
     return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
                   speaker=who, source=chunk.source, snippet=snippet)
-
-
-def format_clock(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    seconds = ms // 1000
-    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 from .analyzer import VERSION as ANALYZER
 from .browse import ListRequest, list_recordings, summary_of
-from .clock import stamps, today
+from .clock import format_clock, stamps, today
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
@@ -36,7 +36,7 @@ from .models import (
     Status,
     Today,
 )
-from .search import Ranking, SearchRequest, echo, format_clock, make_request, overview, rank
+from .search import Ranking, SearchRequest, echo, make_request, overview, rank
 from .sources import make_source
 from .status import build_status
 from .sync.cycles import BackgroundSync, make_indexer

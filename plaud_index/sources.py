@@ -76,4 +76,16 @@ def make_source(config: Config) -> RecordingSource:
     except PlaudAuthError as exc:
         log.info("Not indexing Plaud (%s); indexing the configured folders", exc)
         plaud = None
-    return CombinedSource(plaud, FolderSource(config.folders))
+    return CombinedSource(plaud, folder_source(config))
+
+
+def folder_source(config: Config) -> FolderSource:
+    """The configured folders, the Markdown mirror left out (it would index every Plaud
+    recording twice)."""
+    mirror = config.mirror
+    for root in config.folders if mirror else ():
+        if mirror and mirror.resolve() != root.resolve() and \
+                mirror.resolve().is_relative_to(root.resolve()):
+            log.warning("The Markdown mirror %s is inside the indexed folder %s: it is "
+                        "skipped there", mirror, root)
+    return FolderSource(config.folders, exclude=[mirror] if mirror else [])

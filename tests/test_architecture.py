@@ -25,7 +25,7 @@ MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglo
 PURE = {"errors", "models", "analyzer", "chunker", "search", "render", "health", "redact",
         "sync.progress", "snippets", "clock", "browse", "transcript", "topk",
         "sync.policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings",
-        "index.records"}
+        "index.records", "mirror.document", "mirror.names"}
 IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",
               "subprocess", "fcntl", "time", "sqlite3", "shutil", "tempfile", "threading",
               "pathlib", "io", "asyncio", "webbrowser", "zipfile", "importlib"}
@@ -53,7 +53,7 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 def _resolve(module: str, node: ast.ImportFrom) -> list[str]:
     """Absolute names (relative to the package) of what a ``from … import`` brings in."""
     package = module.split(".")[:-1] if module != "__init__" else []
-    if module in {"plaud", "index", "sync"}:  # an __init__: its package is itself
+    if module in {"plaud", "index", "sync", "mirror", "folders"}:  # an __init__: itself
         package = [module]
     base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
     prefix = [*base, *(node.module.split(".") if node.module else [])]
@@ -146,6 +146,14 @@ def test_plaud_never_imports_the_index_or_the_stages_after_it() -> None:
 def test_the_index_never_imports_plaud_or_what_uses_the_index() -> None:
     later = ("plaud", "sync", "search", "service", "server", "cli")
     for module in (m for m in MODULES if m == "index" or m.startswith("index.")):
+        assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
+
+
+def test_the_mirror_writes_what_it_is_given_and_reaches_for_nothing() -> None:
+    """It never fetches (no second request to Plaud) nor reads the index: the cycle hands
+    it each fetched recording."""
+    later = ("plaud", "index", "sync", "search", "service", "server", "cli", "sources")
+    for module in (m for m in MODULES if m == "mirror" or m.startswith("mirror.")):
         assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
 
 

@@ -50,8 +50,18 @@ def denied(name: str) -> bool:
 class FolderSource:
     """``RecordingSource`` over meeting files under ``roots``."""
 
-    def __init__(self, roots: Sequence[Path]) -> None:
-        self.roots = [Path(os.path.abspath(os.path.expanduser(r))) for r in roots]
+    def __init__(self, roots: Sequence[Path], exclude: Sequence[Path] = ()) -> None:
+        """``exclude``: folders never read, wherever they are (the Markdown mirror, which
+        holds the Plaud recordings that are indexed already)."""
+        self.exclude = [Path(os.path.abspath(os.path.expanduser(p))).resolve()
+                        for p in exclude]
+        self.roots = []
+        for root in (Path(os.path.abspath(os.path.expanduser(r))) for r in roots):
+            if any(root.resolve().is_relative_to(x) for x in self.exclude):
+                log.warning("Not indexing folder %s: it is in the Markdown mirror, whose "
+                            "recordings are indexed from Plaud already", root)
+            else:
+                self.roots.append(root)
         self.unavailable: list[Path] = []  # roots missing at the last listing
         self._paths: dict[str, Path] = {}
 
@@ -96,7 +106,8 @@ class FolderSource:
                 dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and
+                             (here / d).resolve() not in self.exclude)
             for name in sorted(files):
                 if name.startswith(".") or denied(name) or \
                         not name.lower().endswith(FORMATS):

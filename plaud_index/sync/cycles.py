@@ -14,6 +14,7 @@ from collections.abc import Callable
 from ..config import Config
 from ..embedder import Embedder
 from ..errors import PlaudIndexError
+from ..mirror import open_mirror
 from ..models import SyncReport
 from ..plaud import RecordingSource
 from ..sources import make_source
@@ -29,7 +30,7 @@ def make_indexer(config: Config, embedder: Embedder, source: RecordingSource | N
                  progress: Callable[[SyncProgress], object] = log_commits) -> Indexer:
     return Indexer(source or make_source(config), embedder, config.home,
                    interval_s=config.interval_ms / 1000, should_stop=should_stop,
-                   progress=progress)
+                   progress=progress, mirror=open_mirror(config))
 
 
 def run_locked_cycle(config: Config, embedder: Embedder,

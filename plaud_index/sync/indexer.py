@@ -25,15 +25,17 @@ from ..chunker import Chunker
 from ..config import INDEX_DIR
 from ..embedder import Embedder
 from ..errors import PlaudIndexError
+from ..folders.source import PREFIX as FOLDER_PREFIX
 from ..fsio import storage_error
 from ..index.manifest import ModelInfo
 from ..index.writer import open_writer
 from ..languages import index_advice
+from ..mirror import Mirror
 from ..models import SyncReport
 from ..plaud import RecordingSource
 from ..redact import redact
 from .embedding import GROUP_CHUNKS, EmbedQueue
-from .policy import DeletionDecision, decide_deletions, plan_fetches
+from .policy import DeletionDecision, decide_deletions, mirror_deletions, plan_fetches
 from .progress import SyncProgress, log_commits
 from .state import SyncState, SyncStateStore
 from .work import CycleWork, content_hash, indexed_record
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 
 COMMIT_EVERY = 25  # recordings per commit at most
 COMMIT_S = 30.0  # a commit at least this often while work is ready (the first: at once)
+MIRROR_BACKFILL = 50  # recordings a cycle fetches only because the mirror lacks them
 
 
 class Indexer:
@@ -55,7 +58,8 @@ class Indexer:
                  should_stop: Callable[[], bool] = lambda: False,
                  clock: Callable[[], float] = time.time,
                  progress: Callable[[SyncProgress], object] = log_commits,
-                 commit_seconds: float = COMMIT_S, group_chunks: int = GROUP_CHUNKS) -> None:
+                 commit_seconds: float = COMMIT_S, group_chunks: int = GROUP_CHUNKS,
+                 mirror: Mirror | None = None) -> None:
         self.source = source
         self.embedder = embedder
         self.index_dir = home / INDEX_DIR
@@ -71,6 +75,7 @@ class Indexer:
         self.report_progress = progress  # each fetch, each embedded group, each commit
         self.commit_seconds = commit_seconds
         self.group_chunks = group_chunks
+        self.mirror = mirror  # written from the recordings this cycle fetches
 
     @property
     def model(self) -> ModelInfo:
@@ -105,6 +110,9 @@ class Indexer:
             self._record_failure(started, f"Unexpected {type(exc).__name__}: {exc}",
                                  type(exc).__name__)
             raise
+        finally:
+            if self.mirror is not None:  # what was written stays known, whatever happened
+                self.mirror.save()
         return report
 
     def _record_failure(self, started: float, message: str, kind: str) -> None:
@@ -113,6 +121,20 @@ class Indexer:
                               last_error_kind=kind, progress=None)
         except OSError as again:  # the disk that failed the cycle may refuse this too
             log.error("Cannot record the failure in %s: %s", self.state.path, again)
+
+    def _mirror_backfill(self, listing: Collection[str], planned: list[str],
+                         skipped: Collection[str]) -> list[str]:
+        """Plaud recordings the mirror has no file for (it was just turned on), a few a
+        cycle on top of the plan; ``mirror --once`` does them all at once."""
+        if self.mirror is None:
+            return []
+        exclude = set(planned) | set(skipped)
+        wanted = [fid for fid in listing if fid not in exclude and
+                  not fid.startswith(FOLDER_PREFIX)]
+        extra = self.mirror.missing(wanted)[:MIRROR_BACKFILL]
+        if extra:
+            log.info("Fetching %d more recordings for the Markdown mirror", len(extra))
+        return extra
 
     def _cycle(self, started: float, state: SyncState) -> tuple[SyncReport, dict[str, Any]]:
         """Returns the report and what the next cycle must remember."""
@@ -128,15 +150,16 @@ class Indexer:
         log.info("The sources list %d recordings; fetching %d (new %d, processing %d, renamed %d, "
                  "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
+        todo = plan.ids + self._mirror_backfill(listing, plan.ids, state.skipped)
         run = CycleWork(
             self.source, self.chunker, writer,
             EmbedQueue(self.embedder, writer.known_vector, self.group_chunks),
             self.model.dim, self.clock, self.should_stop, self.report_progress,
             lambda p: self.state.update(progress=p.to_state()), self.commit_seconds,
-            self.commit_every, known, plan.ids, started,
-            {fid: listing[fid].duration_ms for fid in plan.ids},
+            self.commit_every, known, todo, started,
+            {fid: listing[fid].duration_ms for fid in todo},
             {k: v for k, v in state.skipped.items() if k in listing},
-            last_commit=self.clock())
+            last_commit=self.clock(), mirror=self.mirror.put if self.mirror else None)
         run.run()
         checked.update(run.checked)
         versions.update({fid: v for fid in run.checked if (v := listing[fid].version)})
@@ -148,6 +171,8 @@ class Indexer:
             log.warning("%s", decision.warning)
         for file_id in decision.delete:
             writer.delete(file_id)
+        if self.mirror is not None and not run.stopped and not self.source.problems():
+            self.mirror.remove(mirror_deletions(decision, present, self.mirror.ids()))
         run.commit()
         if writer.rebuilding and not run.stopped:  # every listed recording was tried once
             writer.promote()
@@ -161,6 +186,8 @@ class Indexer:
                       "processing": processing, "list_tail": next(reversed(listing), None),
                       "versions": versions}
         counts = run.counts
+        if self.mirror is not None:
+            counts["mirrored"] = self.mirror.counts["written"]
         report = SyncReport(
             listed=len(listing), deleted=len(decision.delete),
             unchanged=counts.pop("unchanged", 0) + len(listing) - len(plan.ids),

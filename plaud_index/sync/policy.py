@@ -122,3 +122,15 @@ def decide_deletions(listing: Collection[str], known: Collection[str],
                             f"Plaud listed only {len(listing)} recordings but the index has "
                             f"{len(known)}; deleting nothing unless the same listing repeats "
                             "next cycle")
+
+
+def mirror_deletions(decision: DeletionDecision, present: Collection[str],
+                     mirrored: Collection[str]) -> list[str]:
+    """What the Markdown mirror moves to its trash: what the index deletes, and, when the
+    guard trusts this listing (not empty, not short and waiting to repeat), what only
+    the mirror still has."""
+    trusted = bool(present) and decision.hold is None and \
+        (bool(decision.delete) or decision.warning is None)
+    gone = set(decision.delete) | ({fid for fid in mirrored if fid not in present}
+                                   if trusted else set())
+    return sorted(gone & set(mirrored))

@@ -85,6 +85,7 @@ class CycleWork:
     started: float
     listed_ms: dict[str, int]  # each recording's listed duration (0: unknown)
     quarantine: dict[str, str]
+    mirror: Callable[[Recording], object] | None = None  # each fetched recording, as is
     counts: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     checked: dict[str, float] = field(default_factory=dict)  # finished: fetched + handled
@@ -156,6 +157,8 @@ class CycleWork:
             return
         finally:
             self.fetch_s += self.clock() - started
+        if self.mirror is not None:
+            self.mirror(recording)
         self.fetched += 1
         self.fetched_ms += self.listed_ms.get(file_id, 0)
         self.counts["fetched"] += 1

@@ -1,0 +1,85 @@
+"""``mirror-state.json`` in the home: which file the mirror wrote for each recording.
+
+For each Plaud id: the file's name, the stem it was made from (date and title), and
+the SHA-256 of the bytes written. A file whose bytes no longer hash to that was
+edited by the user and is never overwritten. Versioned; a state that is damaged,
+of another version or of another folder is started afresh: a file already there
+is then taken for ours only if its bytes are exactly what would be written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..fsio import read_state_file, write_json_atomic
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "mirror-state.json"
+VERSION = 1
+
+
+@dataclass
+class Entry:
+    name: str
+    stem: str
+    sha256: str
+    written: float
+
+
+@dataclass
+class MirrorState:
+    folder: str
+    files: dict[str, Entry] = field(default_factory=dict)
+    kept_edits: int = 0  # edited files left alone, with the new version written beside
+    last_write: float | None = None
+    last_error: str | None = None
+    last_error_at: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": VERSION, **asdict(self)}
+
+
+def parse_state(data: object, folder: str) -> MirrorState:
+    """The stored state of ``folder``; a fresh one for anything else."""
+    if not isinstance(data, dict) or data.get("version") != VERSION or \
+            data.get("folder") != folder:
+        return MirrorState(folder)
+    files: dict[str, Entry] = {}
+    raw_files = data.get("files")
+    for file_id, raw in (raw_files.items() if isinstance(raw_files, dict) else ()):
+        try:
+            entry = Entry(str(raw["name"]), str(raw["stem"]), str(raw["sha256"]),
+                          float(raw["written"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if entry.name and "/" not in entry.name and entry.name not in (".", ".."):
+            files[str(file_id)] = entry
+    numbers = {k: data.get(k) for k in ("last_write", "last_error_at")}
+    return MirrorState(
+        folder, files,
+        kept_edits=data["kept_edits"] if isinstance(data.get("kept_edits"), int) else 0,
+        last_error=data["last_error"] if isinstance(data.get("last_error"), str) else None,
+        **{k: float(v) if isinstance(v, (int, float)) else None for k, v in numbers.items()})
+
+
+def read_mirror_state(home: Path, folder: Path) -> MirrorState:
+    path = home / STATE_FILE
+    try:
+        data: object = json.loads(read_state_file(path))
+    except FileNotFoundError:
+        data = None
+    except (OSError, ValueError, RecursionError) as exc:
+        log.warning("Cannot read %s (%s); starting the mirror's state afresh (no file "
+                    "is overwritten unless it is exactly what would be written)", path, exc)
+        data = None
+    return parse_state(data, str(folder))
+
+
+def write_mirror_state(home: Path, state: MirrorState) -> None:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_json_atomic(home / STATE_FILE, state.to_json())
