@@ -31,18 +31,27 @@ from .cli_setup import (
 )
 from .client_config import CLIENTS
 from .config import Config, interval_banner, load_config
-from .errors import IndexBusyError, InvalidQueryError, PlaudIndexError, UnknownRecordingError
+from .errors import (
+    ConfigError,
+    IndexBusyError,
+    InvalidQueryError,
+    PlaudIndexError,
+    UnknownRecordingError,
+)
 from .fsio import raise_open_file_limit
 from .redact import RedactingFilter, redact
 from .render import (
+    mirror_line,
     render_list,
+    render_mirror_report,
     render_recording,
     render_search,
     render_status,
 )
 from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES, make_request
 from .service import SearchService, make_embedder
-from .sync.cycles import run_locked_cycle
+from .status import mirror_status
+from .sync.cycles import run_locked_cycle, run_mirror_pass
 from .sync.daemon import run_daemon
 from .sync.progress import reporter_for
 from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
@@ -140,6 +149,23 @@ def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
         signal.signal(sig, lambda *_: stop.set())
     run_daemon(config, embedder, stop, progress=progress)
     return 0
+
+
+def cmd_mirror(args: argparse.Namespace, config: Config) -> int:
+    if not args.once:  # where it is and what it holds
+        mirror = mirror_status(config)
+        if mirror is None:
+            raise ConfigError("No mirror folder is set: add \"mirror\": \"~/Notes/Plaud\" to "
+                              f"{config.config_path}, or set PLAUD_INDEX_MIRROR")
+        show(args.json, asdict(mirror), lambda: "Mirror: " + mirror_line(mirror, config.zone))
+        return 0
+    progress = reporter_for(sys.stderr, mirror=True)
+    try:
+        report = run_mirror_pass(config, progress=progress)
+    finally:
+        progress.finish()
+    show(args.json, asdict(report), lambda: render_mirror_report(report))
+    return 1 if report.failed else 0
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:
@@ -258,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="merge it into the client's config file (backed up first)")
     p.set_defaults(func=cmd_config)
 
+    p = sub.add_parser("mirror", help="the Markdown mirror of your recordings (see README)")
+    p.add_argument("--once", action="store_true",
+                   help="fetch every Plaud recording now and write or refresh its file")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_mirror)
     p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
     p.add_argument("queries", nargs="*", help="your own queries (default: a few examples)")
     p.set_defaults(func=cmd_demo)

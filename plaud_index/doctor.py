@@ -8,9 +8,11 @@ that does not apply (the mock source needs no sign-in) is reported as skipped.
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlparse
 
 from .agent import plan
@@ -18,8 +20,10 @@ from .config import Config
 from .errors import PlaudIndexError
 from .models import Check
 from .plaud import auth_status
+from .render import mirror_line
 from .service import SearchService, make_embedder
 from .sources import folder_source
+from .status import mirror_status
 
 CLI = "plaud-index-mcp"
 
@@ -85,6 +89,25 @@ def check_folders(config: Config) -> Check:
                  "folder(s)")
 
 
+def check_mirror(config: Config) -> Check:
+    mirror = mirror_status(config)
+    if mirror is None:
+        return Check("mirror", "skip", "no Markdown mirror set (PLAUD_INDEX_MIRROR or "
+                     "config.json mirror)")
+    folder = Path(mirror.folder)
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        return Check("mirror", "fail", f"{existing} cannot be written, so {folder} cannot "
+                     "be kept", "fix its permissions, or set another mirror folder")
+    if mirror.last_error:
+        return Check("mirror", "fail", f"the last write failed: {mirror.last_error}",
+                     "free disk space or fix the folder; indexing goes on meanwhile, and "
+                     "the mirror catches up by itself")
+    if not folder.is_dir():
+        return Check("mirror", "ok", f"{folder} is created at the next indexer cycle")
+    return Check("mirror", "ok", mirror_line(mirror, config.zone))
+
+
 def check_callback_port(config: Config, bind: Callable[[str, int], None] | None = None
                         ) -> Check:
     """``login`` listens on the registered callback port; another program on it breaks
@@ -141,7 +164,7 @@ def check_index(config: Config, service: SearchService) -> Check:
                      f"rebuilt from Plaud with `{CLI} indexer --once`")
     if snap is None:
         return Check("index", "fail", "no index yet", f"run `{CLI} indexer --once`")
-    flags = [f for f in status.health.flags if "daemon" not in f]
+    flags = [f for f in status.health.flags if "daemon" not in f and "mirror" not in f]
     summary = f"{status.recordings} recordings, {status.chunks} chunks"
     if status.language_advice:
         flags.append(status.language_advice)
@@ -154,4 +177,4 @@ def run_checks(config: Config) -> list[Check]:
     service = SearchService(config)
     return [check_model(config), check_sign_in(config), check_plaud(config),
             check_folders(config), check_callback_port(config), check_daemon(config, service),
-            check_index(config, service)]
+            check_index(config, service), check_mirror(config)]

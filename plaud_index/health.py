@@ -14,11 +14,13 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
 
 def health(state: SyncState, now: float, interval_ms: int,
            daemon_alive: bool | None, writable: str | None = None,
-           syncing: bool = False, signed_out: str | None = None) -> Health:
+           syncing: bool = False, signed_out: str | None = None,
+           mirror_error: str | None = None) -> Health:
     """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
     the home when it cannot be written (a read-only disk: no sync can save anything);
     ``signed_out`` says why Plaud cannot be synced when it is a source but nobody is
-    signed in (the index may still answer, but it can no longer stay fresh)."""
+    signed in (the index may still answer, but it can no longer stay fresh);
+    ``mirror_error`` why the Markdown mirror's last write failed."""
     interval = interval_ms / 1000
     flags: list[str] = []
     if writable:
@@ -48,6 +50,9 @@ def health(state: SyncState, now: float, interval_ms: int,
     if state.skipped:
         flags.append(f"{len(state.skipped)} recording(s) skipped because they cannot be read "
                      f"(see `status --json`); they are retried every few hours")
+    if mirror_error:
+        flags.append(f"the Markdown mirror cannot be written ({mirror_error}); indexing goes "
+                     "on, and the mirror catches up once it can")
     daemon = state.daemon or {}
     if daemon.get("pid"):
         beat = float(daemon.get("heartbeat") or 0)

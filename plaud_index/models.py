@@ -258,6 +258,34 @@ class Health:
 
 
 @dataclass(frozen=True)
+class MirrorReport:
+    """What ``mirror --once`` did."""
+
+    folder: str
+    listed: int = 0
+    written: int = 0
+    unchanged: int = 0
+    renamed: int = 0
+    kept_edits: int = 0
+    trashed: int = 0
+    failed: int = 0  # writes that failed (the reason is in ``status``)
+    skipped: int = 0  # recordings Plaud gave that cannot be read
+    seconds: float = 0.0
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MirrorStatus:
+    """The Markdown mirror: where it is, how many files it keeps, its last write."""
+
+    folder: str
+    files: int
+    last_write: float | None
+    kept_edits: int  # edited files left alone, the new version written beside
+    last_error: str | None  # the last write that failed, until one succeeds
+
+
+@dataclass(frozen=True)
 class Status:
     """``status``: where the index is, what it holds, and whether it is being kept fresh."""
 
@@ -283,6 +311,7 @@ class Status:
     auth: AuthStatus | None = None  # the sign-in, as known locally (no network call)
     # set when most indexed text is in languages the index's model does not read
     language_advice: str | None = None
+    mirror: MirrorStatus | None = None  # when a mirror folder is set
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from .models import (
     Around,
     AuthStatus,
     Check,
+    MirrorReport,
+    MirrorStatus,
     Moment,
     RecordingInfo,
     RecordingList,
@@ -169,10 +171,35 @@ def render_status(status: Status, zone: UserZone) -> str:
     if status.pending:
         lines.append(f"Pending:      {status.pending} recording(s) still being processed by "
                      "Plaud")
+    if status.mirror:
+        lines.append(f"Mirror:       {mirror_line(status.mirror, zone)}")
     health = status.health
     lines.append(f"Health:       {'ok' if health.ok else '; '.join(health.flags)}")
     if status.language_advice:
         lines.append(f"Languages:    {status.language_advice}")
+    return printable("\n".join(lines))
+
+
+def mirror_line(mirror: MirrorStatus, zone: UserZone) -> str:
+    """``~/Notes/Plaud: 73 files, last written 2026-07-08 14:02 (1 edited file kept)``"""
+    text = f"{mirror.folder}: {mirror.files} files, last written " \
+        f"{_local(mirror.last_write, zone)}"
+    if mirror.kept_edits:
+        text += f" ({mirror.kept_edits} edited file(s) kept, new versions beside them)"
+    return text
+
+
+def render_mirror_report(report: MirrorReport) -> str:
+    lines = [f"Mirror {report.folder}: {report.listed} recordings, {report.written} files "
+             f"written ({report.renamed} renamed), {report.unchanged} unchanged, "
+             f"{report.trashed} moved to .trash, in {report.seconds:.1f}s"]
+    if report.kept_edits:
+        lines.append(f"{report.kept_edits} file(s) you edited were left as they are; the new "
+                     "version of each is beside it, named \"… (updated).md\"")
+    if report.failed:
+        lines.append(f"{report.failed} file(s) could not be written: see `plaud-index-mcp "
+                     "status`")
+    lines += [f"Skipped {error}" for error in report.errors]
     return printable("\n".join(lines))
 
 

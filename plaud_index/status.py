@@ -10,7 +10,8 @@ from .config import Config
 from .health import health
 from .index.snapshot import Snapshot
 from .languages import index_advice
-from .models import Status
+from .mirror.state import read_mirror_state
+from .models import MirrorStatus, Status
 from .plaud import auth_status
 from .sync.lock import lock_holder
 from .sync.state import SyncState
@@ -24,6 +25,7 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
     # folders-only users need no sign-in; everyone else's index can no longer stay fresh
     signed_out = None if auth.signed_in or config.folders else \
         (auth.problem or "not signed in: run `plaud-index-mcp login`")
+    mirror = mirror_status(config)
     return Status(
         home=str(config.home), index=str(config.index_dir),
         recordings=len(snap.recordings) if snap else 0,
@@ -36,12 +38,20 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
         last_report=state.last_report, pending=state.processing,
         held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
         skipped=state.skipped,
-        lock_holder=holder, auth=auth, language_advice=index_advice(snap),
+        lock_holder=holder, auth=auth, language_advice=index_advice(snap), mirror=mirror,
         health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
                       writable=None if _writable(config.home) else
                       str(config.home), syncing=holder is not None,
-                      signed_out=signed_out),
+                      signed_out=signed_out, mirror_error=mirror.last_error if mirror else None),
     )
+
+
+def mirror_status(config: Config) -> MirrorStatus | None:
+    if config.mirror is None:
+        return None
+    state = read_mirror_state(config.home, config.mirror)
+    return MirrorStatus(str(config.mirror), len(state.files), state.last_write,
+                        state.kept_edits, state.last_error)
 
 
 def _writable(home: Path) -> bool:

@@ -155,21 +155,6 @@ def test_the_index_folder_as_a_file_is_a_clear_error(
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MB tmpfs (root here and in CI): a disk that really fills up and can go read-only."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.fail(f"this test needs a small tmpfs (root): {done.stderr!r}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-@pytest.fixture
 def disk_home(small_disk: Path, mock_source: None, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An index built on the small disk."""
     home = small_disk / "home"

@@ -101,7 +101,7 @@ def test_doctor_command_exit_code_and_json(tmp_path: Path) -> None:
     assert after.returncode == 0, after.stdout
     checks = {c["name"]: c["status"] for c in json.loads(after.stdout)}
     assert checks == {"model": "ok", "sign-in": "skip", "plaud": "skip", "folders": "skip",
-                      "login port": "ok", "indexer": "warn", "index": "ok"}
+                      "login port": "ok", "indexer": "warn", "index": "ok", "mirror": "skip"}
 
 
 def test_folders_are_checked_and_folders_alone_need_no_sign_in(config: Config,

@@ -63,3 +63,11 @@ def test_the_release_workflow_tests_builds_checks_and_publishes_with_oidc() -> N
     assert "password" not in flow and "PYPI_TOKEN" not in flow  # trusted publishing only
     for step in ("bash .ci/run", "bash .ci/build", "bash .ci/check-wheel"):
         assert step in flow
+
+
+def test_the_wheel_lists_every_package_of_the_tree() -> None:
+    """A subpackage missing from ``packages`` installs nothing and fails only in a wheel."""
+    tree = {".".join(p.parent.relative_to(REPO).parts)
+            for p in (REPO / "plaud_index").rglob("__init__.py")}
+    data = {"plaud_index.model_data"}  # the tokenizer's files, no code
+    assert set(PYPROJECT["tool"]["setuptools"]["packages"]) - data == tree

@@ -34,9 +34,10 @@ TURN_MS = 120_000  # a speaker's paragraph is split after this long
 # highlights, block ids): backslash-escaped in text that is not Markdown.
 _INLINE = re.compile(r"([\\`*_\[\]<>|~$#^%&=])")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-# a line start that opens an HTML block, or defines a link label (which would turn
-# the transcript's "[00:01:30]" into links)
-_INERT_START = re.compile(r"^( {0,3})(<|\[(?=[^\]]*\]:))")
+_HTML_START = re.compile(r"^( {0,3})<")  # an HTML block may run to the end of the file
+# a link label's definition (in a list or a quote too) would make the transcript's
+# "[00:01:30]" a link
+_LABEL = re.compile(r"\[(?=[^\]]*\]:)")
 
 
 def yaml_string(value: str) -> str:
@@ -77,13 +78,13 @@ def front_matter(recording: Recording, zone: UserZone) -> list[str]:
 def note_body(text: str) -> list[str]:
     """A note section's Markdown, kept as written but unable to swallow what follows."""
     lines, fence = [], ""
-    for line in text.splitlines():
+    for line in text.split("\n"):  # only newlines end lines, as in CommonMark
         match = _FENCE.match(line)
         if match and not fence:
             fence = match.group(1)
         elif match and match.group(1).startswith(fence) and not line.strip(" `~"):
             fence = ""
-        lines.append(line if fence else _INERT_START.sub(r"\1\\\2", line))
+        lines.append(line if fence else _LABEL.sub(r"\\[", _HTML_START.sub(r"\1\\<", line)))
     if fence:
         lines.append(fence)
     if sum(line.count("%%") for line in lines) % 2:

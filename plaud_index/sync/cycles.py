@@ -13,13 +13,22 @@ from collections.abc import Callable
 
 from ..config import Config
 from ..embedder import Embedder
-from ..errors import PlaudIndexError
+from ..errors import (
+    ConfigError,
+    IndexBusyError,
+    PlaudAuthError,
+    PlaudIndexError,
+    PlaudTransientError,
+)
+from ..folders.source import PREFIX as FOLDER_PREFIX
 from ..mirror import open_mirror
-from ..models import SyncReport
+from ..models import MirrorReport, SyncReport
 from ..plaud import RecordingSource
+from ..plaud import make_source as make_plaud_source
 from ..sources import make_source
 from .indexer import Indexer
 from .lock import IndexerLock
+from .policy import decide_deletions, mirror_deletions
 from .progress import SyncProgress, log_commits
 
 log = logging.getLogger(__name__)
@@ -31,6 +40,49 @@ def make_indexer(config: Config, embedder: Embedder, source: RecordingSource | N
     return Indexer(source or make_source(config), embedder, config.home,
                    interval_s=config.interval_ms / 1000, should_stop=should_stop,
                    progress=progress, mirror=open_mirror(config))
+
+
+def run_mirror_pass(config: Config, source: RecordingSource | None = None,
+                    progress: Callable[[SyncProgress], object] = log_commits,
+                    clock: Callable[[], float] = time.time) -> MirrorReport:
+    """``mirror --once``: every Plaud recording fetched and its file written or refreshed
+    now, and deleted ones moved to the trash as a cycle would (under the indexer lock, so
+    no cycle writes the mirror meanwhile). The index is not touched."""
+    mirror = open_mirror(config)
+    if mirror is None:
+        raise ConfigError("No mirror folder is set: add \"mirror\": \"~/Notes/Plaud\" to "
+                          f"{config.config_path}, or set PLAUD_INDEX_MIRROR")
+    lock = IndexerLock(config.lock_path, role="mirror")
+    if not lock.try_acquire():
+        raise IndexBusyError("An indexer cycle is running, and it writes the mirror too: run "
+                             "`plaud-index-mcp mirror --once` again when it ends (`status` "
+                             "shows it)")
+    started, errors, ids = clock(), [], []
+    try:
+        source = source or make_plaud_source(config)
+        ids = [fid for fid in source.list_recordings() if not fid.startswith(FOLDER_PREFIX)]
+        fetch_s = 0.0
+        for done, file_id in enumerate(ids, 1):
+            fetching = clock()
+            try:
+                mirror.put(source.get_recording(file_id))
+            except (PlaudAuthError, PlaudTransientError):
+                raise
+            except PlaudIndexError as exc:  # this recording only
+                errors.append(f"{file_id}: {exc}")
+            fetch_s += clock() - fetching
+            progress(SyncProgress(done, len(ids), started, committed=done - done % 25,
+                                  updated=clock(), fetched=done, fetch_s=fetch_s))
+        decision = decide_deletions(ids, mirror.ids(), None)
+        mirror.remove(mirror_deletions(decision, ids, mirror.ids()))
+    finally:
+        mirror.save()
+        lock.release()
+    counts = mirror.counts
+    return MirrorReport(str(mirror.folder), len(ids), counts["written"], counts["unchanged"],
+                        counts["renamed"], counts["kept_edits"], counts["trashed"],
+                        counts["failed"], len(errors), round(clock() - started, 3),
+                        tuple(errors))
 
 
 def run_locked_cycle(config: Config, embedder: Embedder,

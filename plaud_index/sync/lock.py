@@ -23,11 +23,12 @@ log = logging.getLogger(__name__)
 
 
 class IndexerLock:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, role: str = "indexer") -> None:
         self.path = path
+        self.role = role  # who holds it, as ``status`` shows
         self._fd: int | None = None
 
-    def try_acquire(self, role: str = "indexer") -> bool:
+    def try_acquire(self, role: str | None = None) -> bool:
         try:
             fd = open_lock_file(self.path)
         except OSError as exc:  # a read-only or full disk: say so, not a traceback
@@ -37,7 +38,7 @@ class IndexerLock:
             return False
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, json.dumps({"pid": os.getpid(), "role": role,
+            os.write(fd, json.dumps({"pid": os.getpid(), "role": role or self.role,
                                      "since": int(time.time())}).encode())
         except OSError as exc:  # a full disk refuses even these few bytes: say so
             unflock(fd)

@@ -144,22 +144,24 @@ class ProgressLine:
     about 2 minutes left`` in place on a terminal; ``finish()`` ends the line so the next
     log line starts clean."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, label: str = "Indexing", chunks: bool = True) -> None:
         self.stream = stream
+        self.label = label
+        self.chunks = chunks  # the mirror's pass embeds nothing
         self._width = 0
 
     def __call__(self, progress: SyncProgress) -> None:
         if progress.phase == "listing":
             parts = ["listing the recordings"]
         else:
-            parts = [progress.phase, f"recordings {progress.done}/{progress.total}",
-                     f"{progress.chunks} chunks"]
+            parts = [progress.phase, f"recordings {progress.done}/{progress.total}"]
+            parts += [f"{progress.chunks} chunks"] if self.chunks else []
             if rate := progress.chunk_rate():
                 parts.append(f"{rate:.1f} chunks/s")
             left = progress.left_s(progress.updated)
             if left and progress.done < progress.total:
                 parts.append(f"{about(left)} left")
-        text = "Indexing: " + " · ".join(parts)
+        text = f"{self.label}: " + " · ".join(parts)
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
         self._width = len(text)
@@ -174,7 +176,8 @@ class ProgressLine:
 class LogLines:
     """The plain reporter (launchd's log, a pipe): one log line per commit."""
 
-    def __init__(self) -> None:
+    def __init__(self, verb: str = "Committed") -> None:
+        self.verb = verb
         self._committed = 0
 
     def __call__(self, progress: SyncProgress) -> None:
@@ -182,7 +185,7 @@ class LogLines:
             self._committed = 0
         if progress.committed > self._committed:
             self._committed = progress.committed
-            log.info("Committed %s", progress.describe(progress.updated, phase=False))
+            log.info("%s %s", self.verb, progress.describe(progress.updated, phase=False))
 
     def finish(self) -> None:
         """Nothing to end: every line was complete."""
@@ -197,7 +200,11 @@ class Reporter(Protocol):
     def finish(self) -> None: ...
 
 
-def reporter_for(stream: TextIO) -> Reporter:
-    """The live line on a terminal, plain log lines anywhere else."""
+def reporter_for(stream: TextIO, mirror: bool = False) -> Reporter:
+    """The live line on a terminal, plain log lines anywhere else; ``mirror``: worded for
+    ``mirror --once``, which fetches and writes files but embeds nothing."""
     isatty = getattr(stream, "isatty", None)
-    return ProgressLine(stream) if isatty is not None and isatty() else LogLines()
+    if isatty is not None and isatty():
+        return ProgressLine(stream, "Mirroring", chunks=False) if mirror else \
+            ProgressLine(stream)
+    return LogLines("Mirrored") if mirror else LogLines()
