@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import fill_disk
 from helpers import SAMPLE_RECORDINGS
 
 from plaud_index.cli import main
@@ -173,13 +174,7 @@ def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
                                        for n in range(4) for i, line in enumerate(lines)]))
     monkeypatch.setenv("PLAUD_MOCK_CORPUS", str(more))
     filler = small_disk / "filler"
-    with filler.open("wb") as fh:  # fill the disk to the last block
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
-            pass
+    fill_disk(filler)
     code, text = run(capsys, "indexer", "--once")
     assert code == 1 and "is full" in text and "Traceback" not in text, text
     code, text = run(capsys, "search", "Q3 budget", "--json")

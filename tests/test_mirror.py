@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import fill_disk
 from fake_plaud import FakePlaud
 
 from plaud_index.clock import UTC
@@ -258,13 +259,7 @@ def test_a_full_disk_under_the_mirror_is_reported_and_healed(
 
     monkeypatch.setenv("PLAUD_INDEX_MIRROR", str(small_disk / "Plaud"))
     filler = small_disk / "filler"
-    with filler.open("wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
-            pass
+    fill_disk(filler)
     fake.seed(5)
     assert main(["indexer", "--once"]) == 0
     capsys.readouterr()
