@@ -117,3 +117,26 @@ def build_snapshot(directory: Any, raws: list[dict[str, Any]], *,
     snap = open_snapshot(directory)
     assert snap is not None
     return snap
+
+
+def run_cli(capsys: Any, *argv: str) -> tuple[int, str]:
+    """``cli.main`` in-process (an uncaught exception fails the test): its exit code and
+    everything it printed, stdout then stderr."""
+    from plaud_index.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def assert_one_cycle_heals(capsys: Any) -> None:
+    """After damage: one ``indexer --once`` and every sample recording is searchable again,
+    with ``status`` back to ok."""
+    code, text = run_cli(capsys, "indexer", "--once")
+    assert code == 0, text
+    code, text = run_cli(capsys, "search", "Q3 budget", "--json")
+    assert code == 0, text
+    assert json.loads(text[text.index("{"):])["index"]["recordings"] == SAMPLE_RECORDINGS
+    code, text = run_cli(capsys, "status")
+    assert code == 0 and "Health:       ok" in text, text

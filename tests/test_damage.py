@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import fill_disk
-from helpers import SAMPLE_RECORDINGS
+from helpers import SAMPLE_RECORDINGS, assert_one_cycle_heals
+from helpers import run_cli as run
 
 from plaud_index.cli import main
 from plaud_index.index.segment_files import SUFFIXES
@@ -78,13 +79,6 @@ def home(index_home: Path, mock_source: None) -> Path:
     return index_home
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out + out.err
-
-
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 @pytest.mark.parametrize("name", INDEX_FILES)
 def test_a_damaged_index_file_is_named_then_rebuilt(
@@ -96,13 +90,7 @@ def test_a_damaged_index_file_is_named_then_rebuilt(
         assert "Traceback" not in text
         if code:  # an error names the file it found damaged
             assert path.name in text or str(path.parent) in text, text
-    code, text = run(capsys, "indexer", "--once")
-    assert code == 0, text
-    code, text = run(capsys, "search", "Q3 budget", "--json")
-    assert code == 0, text
-    assert json.loads(text[text.index("{"):])["index"]["recordings"] == SAMPLE_RECORDINGS
-    code, text = run(capsys, "status")
-    assert code == 0 and "Health:       ok" in text, text
+    assert_one_cycle_heals(capsys)
 
 
 def test_damaged_vectors_never_reach_a_score(home: Path,
@@ -167,11 +155,7 @@ def disk_home(small_disk: Path, mock_source: None, monkeypatch: pytest.MonkeyPat
 def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
         small_disk: Path, disk_home: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    more = small_disk.parent / "more.jsonl"  # the corpus lives off the small disk
-    sample = (Path(__file__).parent.parent / "plaud_index" / "plaud" / "sample_corpus.jsonl")
-    lines = sample.read_text().splitlines()
-    more.write_text("\n".join(lines + [json.dumps({**json.loads(line), "id": f"x{i}-{n}"})
-                                       for n in range(4) for i, line in enumerate(lines)]))
+    more = corpus_of(small_disk.parent / "more.jsonl", 4)  # off the small disk
     monkeypatch.setenv("PLAUD_MOCK_CORPUS", str(more))
     filler = small_disk / "filler"
     fill_disk(filler)
@@ -187,6 +171,38 @@ def test_a_full_disk_keeps_the_index_and_status_says_what_to_free(
     assert main(["indexer", "--once"]) == 0
     code, text = run(capsys, "status")
     assert "Health:       ok" in text, text
+
+
+def corpus_of(path: Path, copies: int) -> Path:
+    """The sample corpus plus ``copies`` renamed copies of it, off the small disk."""
+    sample = (Path(__file__).parent.parent / "plaud_index" / "plaud" / "sample_corpus.jsonl")
+    lines = sample.read_text().splitlines()
+    path.write_text("\n".join(lines + [json.dumps({**json.loads(line), "id": f"x{i}-{n}"})
+                                       for n in range(copies) for i, line in enumerate(lines)]))
+    return path
+
+
+def test_a_disk_that_fills_again_after_recovering_is_still_reported(
+        small_disk: Path, disk_home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reserve that lets a full disk's failure be recorded is made again once the
+    disk has room, so the second time is recorded as the first was."""
+    reserve = disk_home / ".disk-reserve"
+    filler = small_disk / "filler"
+    assert reserve.exists()
+    for copies in (2, 4):
+        monkeypatch.setenv("PLAUD_MOCK_CORPUS", str(corpus_of(small_disk.parent / f"c{copies}",
+                                                              copies)))
+        fill_disk(filler)
+        code, text = run(capsys, "indexer", "--once")
+        assert code == 1 and "is full" in text and "Traceback" not in text, text
+        code, text = run(capsys, "status")
+        assert "is full" in text and "Health:       ok" not in text, text
+        filler.unlink()
+        assert main(["indexer", "--once"]) == 0
+        assert reserve.exists() and reserve.stat().st_size == 256 * 1024
+        code, text = run(capsys, "status")
+        assert "Health:       ok" in text, text
 
 
 def test_a_read_only_disk_is_reported_by_status(

@@ -12,7 +12,8 @@
 
 All but ``seg.json`` (a few hundred bytes per recording) are memory-mapped, so
 opening costs system calls and a few array checks, never a Python object per chunk.
-Each file's size and CRC-32 are kept as it is written (no second read).
+Each file's size and CRC-32 are kept as it is written (no second read); what the
+values must be is ``values.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .manifest import ModelInfo, SegmentEntry
 from .postings import Postings, build_postings
 from .records import ChunkRow, IndexedRecording
 from .snapshot import NO_MS, ROW, Columns, JsonLines, Segment
+from .values import postings_problem, row_problem, terms_problem, vectors_problem
 
 VECTORS, ROWS, SPEAKERS, CHUNKS = ".vec.npy", ".rows.npy", ".spk.npy", ".chunks.jsonl"
 TERMS, TERM_OFFSETS, POSTINGS, HEAD = ".terms.npy", ".toff.npy", ".post.npy", ".seg.json"
@@ -140,7 +142,9 @@ def write_segment(directory: Path, seq: int, model: ModelInfo, chunks: Sequence[
     return out.finish(len(chunks))
 
 
-def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
+def load_segment(directory: Path, entry: SegmentEntry, deep: bool = True) -> Segment:
+    """Map one segment and check it: shapes and per-row values always, every posting and
+    vector too when ``deep`` (a file identity not yet checked: ``trust.py``)."""
     check_sizes(directory, entry)
     path = directory / entry.name
     head_path = Path(f"{path}{HEAD}")
@@ -156,40 +160,45 @@ def load_segment(directory: Path, entry: SegmentEntry) -> Segment:
     arrays = {s: map_npy(Path(f"{path}{s}")) for s in (VECTORS, ROWS, SPEAKERS, TERMS,
                                                           TERM_OFFSETS, POSTINGS)}
     text = map_bytes(Path(f"{path}{CHUNKS}"))
-    _check_shapes(path, arrays, entry.rows, len(recordings), len(speakers), len(text))
+    _check_shapes(path, arrays, entry.rows, len(speakers))
     rows, post = arrays[ROWS], arrays[POSTINGS]
+    problem = row_problem(rows, len(recordings), len(arrays[SPEAKERS]), len(text))
+    if problem:
+        raise damaged(f"{path}{ROWS}", problem)
     postings = Postings(arrays[TERMS], arrays[TERM_OFFSETS], post["row"], post["tf"],
                         rows["doclen"], label=f"{path}{POSTINGS}")
     try:
         postings.check(entry.rows)
     except ValueError as exc:
         raise damaged(f"{path}{TERM_OFFSETS}", exc) from exc
+    if deep:
+        _check_deep(path, arrays)
     return Segment(name=entry.name, seq=seq, vectors=arrays[VECTORS], postings=postings,
                    rows=rows, speaker_ids=arrays[SPEAKERS], speakers=speakers,
                    recordings=recordings,
                    chunks=JsonLines(text, rows["at"], f"{path}{CHUNKS}"))
 
 
-def _check_shapes(path: Path, arrays: dict[str, np.ndarray], n: int, n_recordings: int,
-                  n_speakers: int, text_bytes: int) -> None:
-    """Types, lengths and the few per-row values that index something else: O(rows) numpy,
-    so damage is an error naming the file, never a wrong row or an IndexError."""
+def _check_deep(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    post = arrays[POSTINGS]
+    found = {TERMS: terms_problem(arrays[TERMS])}
+    if not found[TERMS]:
+        found[POSTINGS] = postings_problem(arrays[TERM_OFFSETS], post["row"], post["tf"],
+                                           arrays[ROWS]["nterms"])
+    if not any(found.values()):
+        found[VECTORS] = vectors_problem(arrays[VECTORS])
+    for suffix, problem in found.items():
+        if problem:
+            raise damaged(f"{path}{suffix}", problem)
+
+
+def _check_shapes(path: Path, arrays: dict[str, np.ndarray], n: int, n_speakers: int) -> None:
+    """Types and lengths, and the speaker ids (few, and what the rows index into)."""
     vectors, rows, spk = arrays[VECTORS], arrays[ROWS], arrays[SPEAKERS]
     if vectors.dtype != np.float32 or vectors.ndim != 2 or vectors.shape[0] != n:
         raise damaged(f"{path}{VECTORS}", f"{vectors.dtype} {vectors.shape} for {n} rows")
-    problem = None
     if rows.dtype != ROW or rows.shape != (n,):
-        problem = f"{rows.dtype} {rows.shape} for {n} rows"
-    elif n and not (rows["rec"].min() >= 0 and rows["rec"].max() < n_recordings):
-        problem = "rows of recordings that do not exist"
-    elif n and (rows["at"][0] != 0 or (np.diff(rows["at"]) <= 0).any()
-                or rows["at"][-1] >= text_bytes):
-        problem = "chunk positions out of order"
-    elif n and (rows["spk"][0] != 0 or (np.diff(rows["spk"]) < 0).any()
-                or rows["spk"][-1] > len(spk)):
-        problem = "speaker positions out of order"
-    if problem:
-        raise damaged(f"{path}{ROWS}", problem)
+        raise damaged(f"{path}{ROWS}", f"{rows.dtype} {rows.shape} for {n} rows")
     if spk.dtype != np.int32 or spk.ndim != 1 or (
             len(spk) and not (spk.min() >= 0 and spk.max() < n_speakers)):
         raise damaged(f"{path}{SPEAKERS}", "speaker ids that do not exist")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the shapes only: this module reads no file
 
 SOURCE_CODES = {"transcript": 0, "notes": 1}
 NO_MS = np.iinfo(np.int64).min  # a row without a time
+MAX_COSINE = 1.01  # of unit float32 vectors, with room for rounding
 # One record per row: what filters, collapse, BM25 and the chunk lines need.
 ROW = np.dtype([("rec", "<i4"), ("source", "u1"), ("start_ms", "<i8"), ("end_ms", "<i8"),
                 ("at", "<i8"), ("spk", "<i8"), ("doclen", "<i4"), ("nterms", "<i4")])
@@ -245,11 +246,13 @@ class Snapshot:
                 np.matmul(seg.vectors, query, out=part)
             elif wanted.any():
                 selected_dots(seg.vectors, query, wanted, part)
-            if not np.isfinite(part).all():  # damaged bytes must never reach a score
+            # unit rows and a unit query score within [-1, 1]: anything else (NaN
+            # included) is a damaged row, which must never reach a ranking
+            if not (np.abs(part) <= MAX_COSINE).all():
                 raise IndexCorruptError(
                     f"The index file {seg.name}.vec.npy holds vectors that are not "
-                    "numbers (damaged); the indexer rebuilds it from Plaud on its next "
-                    "cycle (or delete the folder).")
+                    "unit vectors of numbers (damaged); the indexer rebuilds it from Plaud "
+                    "on its next cycle (or delete the folder).")
         return scores
 
     def keyword_segments(self) -> list[tuple[Postings, int]]:

@@ -4,7 +4,8 @@ Layout of ``<home>/vector-index/``::
 
     manifest.json         what is live: schema, model, analyser, segments, tombstones
     manifest.next.json    a full re-index for a new model, until it completes
-    verified.json         which segment files the writer has checksummed (``trust.py``)
+    verified.json         which segment files the writer has checksummed and whose values
+                          it checked (``trust.py``, ``values.py``); readers trust it
     seg-<seq>-<rand>.*    one segment's files (``segment_files.py``)
 
 A commit writes a new segment (files fsynced, renamed into place, the
@@ -22,6 +23,7 @@ rebuilds from Plaud while the old index keeps serving.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from pathlib import Path
 
 from ..analyzer import VERSION as ANALYZER
@@ -30,15 +32,17 @@ from . import legacy, segment_files
 from .files import REBUILD
 from .manifest import MANIFEST, Manifest, SegmentEntry, read_manifest
 from .snapshot import Segment, Snapshot
+from .trust import trusted_segments
 
 log = logging.getLogger(__name__)
 
 FIRST_ARRAY_SCHEMA = 3  # schema 3: per-row arrays and JSON lines (``segment_files``)
 
 
-def load_segment(directory: Path, entry: SegmentEntry, manifest: Manifest) -> Segment:
+def load_segment(directory: Path, entry: SegmentEntry, manifest: Manifest,
+                 deep: bool = True) -> Segment:
     if manifest.schema >= FIRST_ARRAY_SCHEMA:
-        return segment_files.load_segment(directory, entry)
+        return segment_files.load_segment(directory, entry, deep)
     return legacy.load_legacy_segment(directory, entry, manifest.analyzer == ANALYZER)
 
 
@@ -54,8 +58,11 @@ def manifest_key(directory: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def load_segments(directory: Path, manifest: Manifest) -> list[Segment]:
-    return [load_segment(directory, entry, manifest) for entry in manifest.segments]
+def load_segments(directory: Path, manifest: Manifest,
+                  trusted: Collection[str] = ()) -> list[Segment]:
+    """Every segment, each checked in full unless its name is in ``trusted``."""
+    return [load_segment(directory, entry, manifest, entry.name not in trusted)
+            for entry in manifest.segments]
 
 
 def open_snapshot(directory: Path, manifest_name: str = MANIFEST) -> Snapshot | None:
@@ -70,7 +77,8 @@ def open_snapshot(directory: Path, manifest_name: str = MANIFEST) -> Snapshot | 
         if manifest is None:
             return None
         try:
-            return Snapshot.build(manifest, load_segments(directory, manifest))
+            trusted = trusted_segments(directory, manifest.segments)
+            return Snapshot.build(manifest, load_segments(directory, manifest, trusted))
         except (FileNotFoundError, IndexCorruptError) as exc:
             if manifest_key(directory) != key and attempt < 4:
                 continue

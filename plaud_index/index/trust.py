@@ -7,6 +7,11 @@ what it was; anything that writes to it changes that and it is checked again.
 Against decay that changes no identity, each writer open also re-reads
 ``SCRUB_BYTES`` of the segment checked longest ago, resuming its CRC-32 where
 the last open stopped (a rolling scrub: a 2 GB segment over eight cycles).
+
+A record also says its files' values passed the deep checks of ``values.py``
+(``CHECKS`` names their version): every reader, the search server too, reads this
+file and checks deeply only the segments whose identity it does not vouch for. Only
+the writer (which holds the lock) writes it.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ log = logging.getLogger(__name__)
 
 VERIFIED = "verified.json"
 SCRUB_BYTES = 256 << 20
+CHECKS = 1  # the version of the value checks a record vouches for: more checks, bump it
 
 
 def identity(directory: Path, entry: SegmentEntry) -> list[list[int]]:
@@ -32,34 +38,58 @@ def identity(directory: Path, entry: SegmentEntry) -> list[list[int]]:
     return [[st.st_ino, st.st_mtime_ns, st.st_size] for st in stats]
 
 
+def read_records(directory: Path, level: int = logging.DEBUG) -> dict[str, dict[str, object]]:
+    """The records, or none if they cannot be read (a reader then checks every segment;
+    the writer, logging it at ``INFO``, writes them again)."""
+    try:
+        data = json.loads(read_state_file(directory / VERIFIED))
+        return {str(k): dict(v) for k, v in data["segments"].items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.log(level, "Ignoring %s (%s): every segment is checked again", VERIFIED, exc)
+        return {}
+
+
+def vouches(record: dict[str, object] | None, directory: Path, entry: SegmentEntry) -> bool:
+    """``record`` is of ``entry``'s files as they are now, checked as this version checks."""
+    try:
+        return record is not None and record.get("checks") == CHECKS \
+            and record.get("id") == identity(directory, entry)
+    except FileNotFoundError:  # the loader names the missing file
+        return False
+
+
+def trusted_segments(directory: Path, entries: Sequence[SegmentEntry]) -> set[str]:
+    """The segments a reader need not check deeply (``values.py``)."""
+    records = read_records(directory)
+    return {e.name for e in entries if vouches(records.get(e.name), directory, e)}
+
+
 class Trust:
     def __init__(self, directory: Path, clock: Callable[[], float]) -> None:
         self.directory, self.clock = directory, clock
-        self.checked: dict[str, dict[str, object]] = self._read()
+        self.checked: dict[str, dict[str, object]] = read_records(directory, logging.INFO)
         self.changed = False
 
-    def _read(self) -> dict[str, dict[str, object]]:
-        try:
-            data = json.loads(read_state_file(self.directory / VERIFIED))
-            return {str(k): dict(v) for k, v in data["segments"].items()}
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            log.info("Ignoring %s (%s): every segment is checked again", VERIFIED, exc)
-            return {}
+    def trusted(self, entries: Sequence[SegmentEntry]) -> set[str]:
+        return {e.name for e in entries
+                if vouches(self.checked.get(e.name), self.directory, e)}
 
     def vouch(self, entry: SegmentEntry) -> None:
-        """``entry`` was just written (its checksums computed from the bytes written)."""
-        self.checked[entry.name] = {"id": identity(self.directory, entry), "at": self.clock()}
+        """``entry`` was just written (its checksums computed from the bytes written, its
+        values from checked inputs), or its files were just checked in full."""
+        self.checked[entry.name] = {"id": identity(self.directory, entry), "at": self.clock(),
+                                    "checks": CHECKS}
         self.changed = True
 
     def verify(self, entries: Sequence[SegmentEntry]) -> None:
         """Checksum what is new or changed, then scrub the longest-trusted; raises
-        ``IndexCorruptError`` naming a damaged file."""
+        ``IndexCorruptError`` naming a damaged file. The caller has checked the values of
+        what is not ``trusted`` (``load_segment(deep=True)``)."""
         trusted = []
         for entry in entries:
-            record = self.checked.get(entry.name)
-            if record is None or record.get("id") != identity(self.directory, entry):
+            if not vouches(self.checked.get(entry.name), self.directory, entry):
                 verify_checksums(self.directory, entry)
                 self.vouch(entry)
             else:

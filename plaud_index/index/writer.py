@@ -103,7 +103,8 @@ class IndexWriter:
                                              updated_at=now)
         self.trust = Trust(directory, clock)
         try:
-            segments = load_segments(directory, self.manifest)
+            segments = load_segments(directory, self.manifest,
+                                     self.trust.trusted(self.manifest.segments))
             self.trust.verify(self.manifest.segments)
         except FileNotFoundError as exc:  # the writer holds the lock: nothing races it
             raise IndexCorruptError(f"The index file {exc.filename} is missing.") from exc
@@ -172,7 +173,7 @@ class IndexWriter:
             entry = write_segment(self.directory, seq, self.model, chunks, recs, vectors)
             self.trust.vouch(entry)
             entries.append(entry)
-            loaded.append(segment_files.load_segment(self.directory, entry))
+            loaded.append(segment_files.load_segment(self.directory, entry, deep=False))
         self._publish(entries, loaded, dead, seq + 1)
         self._pending.clear()
         self._deletes.clear()
@@ -214,7 +215,7 @@ class IndexWriter:
         if entry is not None:
             self.trust.vouch(entry)
             entries.append(entry)
-            loaded.append(segment_files.load_segment(self.directory, entry))
+            loaded.append(segment_files.load_segment(self.directory, entry, deep=False))
         # a tombstone matters while an older segment still holds the recording
         held = [(seg.seq, {r.file_id for r in seg.recordings}) for seg in loaded]
         tombstones = {f: s for f, s in dead.items()
@@ -262,7 +263,7 @@ class IndexWriter:
                                   None if retokenise else seg.postings)
             self.trust.vouch(entry)
             entries.append(entry)
-            loaded.append(segment_files.load_segment(self.directory, entry))
+            loaded.append(segment_files.load_segment(self.directory, entry, deep=False))
         self._publish(entries, loaded, dict(old.dead), old.next_seq)
 
     def _publish(self, entries: list[SegmentEntry], loaded: list[Segment],
@@ -273,6 +274,9 @@ class IndexWriter:
         snapshot = Snapshot.build(manifest, loaded)
         manifest = replace(manifest, counts={"recordings": len(snapshot.recordings),
                                              "chunks": snapshot.live_chunks})
+        # vouched for before a reader can see them: it need not check them again
+        self.trust.save((referenced_segments(self.directory) or set())
+                        | {e.name for e in entries})
         write_json_atomic(self.directory / self.target, manifest.to_json())
         self.manifest, self.snapshot = manifest, replace(snapshot, manifest=manifest)
         self._known = {}

@@ -117,8 +117,9 @@ class Indexer:
 
     def _record_failure(self, started: float, message: str, kind: str) -> None:
         try:
-            self.state.update(last_attempt=started, last_error=redact(message)[:2000],
-                              last_error_kind=kind, progress=None)
+            self.state.record_failure(last_attempt=started,
+                                      last_error=redact(message)[:2000],
+                                      last_error_kind=kind, progress=None)
         except OSError as again:  # the disk that failed the cycle may refuse this too
             log.error("Cannot record the failure in %s: %s", self.state.path, again)
 

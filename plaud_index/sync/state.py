@@ -114,15 +114,24 @@ class SyncStateStore:
         return parse_state(data, str(self.path))
 
     def update(self, **changes: Any) -> SyncState:
-        """Merge ``changes`` into the file atomically; returns the new state. On a full
-        disk the reserve is given up once, so a failure can still be recorded."""
+        """Merge ``changes`` into the file atomically; returns the new state."""
+        return self._update(changes, use_reserve=False)
+
+    def record_failure(self, **changes: Any) -> SyncState:
+        """``update`` for a failure: on a full disk the reserve is given up for it. Only a
+        failure may use it: given to a progress write mid-cycle, the cycle's next segment
+        would take the room and the failure that follows could not be recorded."""
+        return self._update(changes, use_reserve=True)
+
+    def _update(self, changes: dict[str, Any], use_reserve: bool) -> SyncState:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         with flocked(self.home / "sync-state.lock"):
             state = replace(self.read(), **changes)
             try:
                 write_json_atomic(self.path, state.to_json())
             except OSError as exc:
-                if exc.errno != errno.ENOSPC or not self._release_reserve():
+                if exc.errno != errno.ENOSPC or not use_reserve \
+                        or not self._release_reserve():
                     raise
                 write_json_atomic(self.path, state.to_json())
         return state
