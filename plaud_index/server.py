@@ -1,5 +1,5 @@
 """The MCP stdio server: ``plaud_search``, ``plaud_list``, ``plaud_get``. Every ``mcp`` import
-is here.
+is here or in its transport (``stdio.py``).
 
 Start-up never waits for the embedding model: it loads on a background
 thread while ``initialize`` and ``tools/list`` are answered, and a search that
@@ -23,7 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema  # the SDK's schema layer (a dependency of mcp)
 
-from . import __version__, lifeline
+from . import __version__, lifeline, stdio
 from .browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
 from .config import Config
 from .errors import PlaudIndexError
@@ -230,7 +230,7 @@ def serve(config: Config) -> int:
     lifeline.watch()
     log.info("plaud-index-mcp %s serving MCP on stdio (index %s)", __version__,
              config.index_dir)
-    build_server(service).run("stdio")
+    stdio.run(build_server(service))
     log.info("stdin closed; exiting")
     first_sync.stop(STOP_WAIT_S)  # a kill loses nothing committed either; this keeps more
     logging.shutdown()
