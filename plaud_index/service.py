@@ -19,10 +19,11 @@ from .browse import ListRequest, list_recordings, summary_of
 from .clock import format_clock, stamps, today
 from .config import Config
 from .embedder import Embedder, HashEmbedder, OnnxEmbedder
-from .errors import IndexNotReadyError, SourceError, UnknownRecordingError
+from .errors import IndexCorruptError, IndexNotReadyError, SourceError, UnknownRecordingError
 from .index.manifest import SCHEMA_VERSION
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
+from .index.trust import distrust
 from .index.writer import open_writer
 from .model_files import resolve_model
 from .model_specs import model_spec
@@ -270,7 +271,13 @@ class SearchService:
             else:
                 log.warning("Index model %s differs from loaded model %s: keyword-only search",
                             snap.model.model_id, embedder.model_id)
-        ranking = rank(snap, request, vector)
+        try:
+            ranking = rank(snap, request, vector)
+        except IndexCorruptError:  # damage in a file trusted at open: trust none of them
+            distrust(self.config.index_dir)
+            with self._snapshot_lock:
+                self._key = None  # the next call opens (and checks) the index again
+            raise
         return replace(ranking, hits=[replace(hit, fetch=fetch_hint(hit.path))
                                       for hit in ranking.hits])
 

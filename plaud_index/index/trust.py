@@ -66,6 +66,18 @@ def trusted_segments(directory: Path, entries: Sequence[SegmentEntry]) -> set[st
     return {e.name for e in entries if vouches(records.get(e.name), directory, e)}
 
 
+def distrust(directory: Path) -> None:
+    """A reader found damage in a file this record vouches for (decay that kept the file's
+    identity): the records go, so the next reader checks every file in full and names the
+    damaged one, and the writer's next open checks and rebuilds it. The one change a reader
+    makes to the index folder; best effort."""
+    try:
+        (directory / VERIFIED).unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("Cannot remove %s (%s): the damage is found when the scrub reaches it",
+                    VERIFIED, exc)
+
+
 class Trust:
     def __init__(self, directory: Path, clock: Callable[[], float]) -> None:
         self.directory, self.clock = directory, clock
