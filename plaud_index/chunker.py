@@ -82,7 +82,8 @@ def _utterance_units(utterance: Utterance, limit: int) -> list[_Unit]:
     total = max(len(utterance.text), 1)
     units, offset = [], 0
     for piece in _split_long(utterance.text, limit - len(label)):
-        start = utterance.start_ms + span * offset // total
+        # (pieces of text without spaces have no separator: the offset can pass the end)
+        start = utterance.start_ms + span * min(offset, total) // total
         offset += len(piece) + 1
         end = utterance.start_ms + span * min(offset, total) // total
         units.append(_Unit(label + piece, start, end, utterance.speaker))

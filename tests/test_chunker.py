@@ -78,6 +78,17 @@ def test_a_long_monologue_splits_on_sentences_with_interpolated_times() -> None:
     assert starts == sorted(starts) and starts[0] == 0 and starts[-1] > 300_000
 
 
+def test_a_monologue_without_spaces_keeps_every_time_inside_it_and_in_order() -> None:
+    """Pieces of unspaced text (CJK) have no separator between them: found by the index's
+    value checks as chunks that ended before they started."""
+    long = Utterance("会議" * 1_000, 1_000, 61_000, "Ann")  # 130 pieces of 15 characters
+    chunks = Chunker(target_chars=20, overlap_chars=0).chunk(recording([long]))
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert chunk.start_ms is not None and chunk.end_ms is not None
+        assert 1_000 <= chunk.start_ms <= chunk.end_ms <= 61_000
+
+
 def test_embedded_text_has_title_and_date_prefix_but_text_does_not() -> None:
     chunk = Chunker().chunk(recording(talk(2)))[0]
     assert chunk.embed_text.startswith("Budget review (2026-03-02)\n")

@@ -205,6 +205,18 @@ def test_a_disk_that_fills_again_after_recovering_is_still_reported(
         assert "Health:       ok" in text, text
 
 
+@pytest.mark.parametrize("command", [["indexer", "--once"], ["search", "budget"]])
+def test_a_full_disk_on_a_fresh_home_is_the_disk_full_message(
+        small_disk: Path, mock_source: None, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    """Nothing written yet, not even the lock's holder record, when the disk is full."""
+    monkeypatch.setenv("PLAUD_INDEX_HOME", str(small_disk / "home"))
+    fill_disk(small_disk / "filler")
+    code, text = run(capsys, *command)
+    assert code == 1 and "is full" in text and "Traceback" not in text, text
+    assert "Errno" not in text, text
+
+
 def test_a_read_only_disk_is_reported_by_status(
         small_disk: Path, disk_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     home = disk_home
