@@ -4,7 +4,7 @@ The SDK's stdio reader parses each line with pydantic's JSON parser and drops wh
 (logged at debug): a lone surrogate escape (valid JSON, but no Unicode), nesting deeper
 than that parser allows, an envelope member of the wrong type. It also reads a request
 whose id is no string or integer (``true``, ``1.5``) as a notification. Each left a client
-waiting for a reply to the id it sent. The server's reader (``server.py``) asks
+waiting for a reply to the id it sent. The server's reader (``stdio.py``) asks
 ``refusal`` about every line the SDK would not answer, and answers those that carry an
 id: -32700 (parse error) when Python's parser rejects the line too, else -32600 (invalid
 request).

@@ -162,9 +162,7 @@ def load_segment(directory: Path, entry: SegmentEntry, deep: bool = True) -> Seg
     text = map_bytes(Path(f"{path}{CHUNKS}"))
     _check_shapes(path, arrays, entry.rows, len(speakers))
     rows, post = arrays[ROWS], arrays[POSTINGS]
-    problem = row_problem(rows, len(recordings), len(arrays[SPEAKERS]), len(text))
-    if problem:
-        raise damaged(f"{path}{ROWS}", problem)
+    _refuse(path, ROWS, row_problem(rows, len(recordings), len(arrays[SPEAKERS]), len(text)))
     postings = Postings(arrays[TERMS], arrays[TERM_OFFSETS], post["row"], post["tf"],
                         rows["doclen"], label=f"{path}{POSTINGS}")
     try:
@@ -181,15 +179,15 @@ def load_segment(directory: Path, entry: SegmentEntry, deep: bool = True) -> Seg
 
 def _check_deep(path: Path, arrays: dict[str, np.ndarray]) -> None:
     post = arrays[POSTINGS]
-    found = {TERMS: terms_problem(arrays[TERMS])}
-    if not found[TERMS]:
-        found[POSTINGS] = postings_problem(arrays[TERM_OFFSETS], post["row"], post["tf"],
-                                           arrays[ROWS]["nterms"])
-    if not any(found.values()):
-        found[VECTORS] = vectors_problem(arrays[VECTORS])
-    for suffix, problem in found.items():
-        if problem:
-            raise damaged(f"{path}{suffix}", problem)
+    _refuse(path, TERMS, terms_problem(arrays[TERMS]))
+    _refuse(path, POSTINGS, postings_problem(arrays[TERM_OFFSETS], post["row"], post["tf"],
+                                             arrays[ROWS]["nterms"]))
+    _refuse(path, VECTORS, vectors_problem(arrays[VECTORS]))
+
+
+def _refuse(path: Path, suffix: str, problem: str | None) -> None:
+    if problem:
+        raise damaged(f"{path}{suffix}", problem)
 
 
 def _check_shapes(path: Path, arrays: dict[str, np.ndarray], n: int, n_speakers: int) -> None:

@@ -9,9 +9,9 @@ first for every query). Two depths, by cost:
 
 - ``row_problem``: the per-row records (45 bytes a row), at every open of every segment;
 - ``terms_problem``, ``postings_problem``, ``vectors_problem``: every term, posting and
-  vector (about
-  1.9 GB at 1M chunks), once per file identity: the result is kept beside the checksums
-  in ``verified.json`` (``trust.py``), so a reader checks only what changed.
+  vector (about 1.9 GB at 1M chunks, ~1 s warm), once per file identity: the result is
+  kept beside the checksums in ``verified.json`` (``trust.py``), so a reader checks only
+  what changed.
 """
 
 from __future__ import annotations
