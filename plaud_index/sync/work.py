@@ -99,6 +99,7 @@ class CycleWork:
     embed_s: float = 0.0
     since_commit: int = 0
     last_commit: float = 0.0
+    commit_s: float = 0.0  # how long the last commit took (its merges included)
     saved: float = 0.0
     stopped: bool = False
 
@@ -229,11 +230,14 @@ class CycleWork:
         budget = self.commit_seconds if self.counts["commits"] else \
             min(self.commit_seconds, FIRST_COMMIT_S)
         embedded = self.counts["chunks_embedded"]
-        # owed now if the next group would take it past the budget (with a margin: groups
-        # vary, and the commit itself takes a moment)
+        # owed now if the next step (a group embedded, or a recording fetched) and the
+        # commit itself (as long as the last one took) would take it past the budget: what
+        # a reader sees is the commit's end
         next_group = 1.5 * self.embed_s / embedded * \
             min(self.queue.fresh, self.queue.group_chunks) if embedded else 0.0
-        return self.clock() - self.last_commit + next_group >= budget or \
+        next_fetch = self.fetch_s / self.fetched if self.fetched else 0.0
+        ahead = max(next_group, next_fetch) + self.commit_s
+        return self.clock() - self.last_commit + ahead >= budget or \
             self.since_commit >= self.commit_every
 
     def _commit_if_due(self) -> None:
@@ -253,7 +257,7 @@ class CycleWork:
         if self.writer.commit():
             self.counts["commits"] += 1
         self.committed, self.since_commit = self.done, 0
-        self.last_commit = started
+        self.last_commit, self.commit_s = started, self.clock() - started
         self.phase = phase
         self._report(force=True)
 
