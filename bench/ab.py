@@ -6,7 +6,7 @@
 BASE (any commit-ish) is checked out as a git worktree under ``~/.cache/plaud-index-bench/``
 with its own venv (``pip install -e '.[test]'``, made once and reused). Then the script runs
 base, head, base, head, ... ``--runs`` times each, every run a fresh process in its own tree
-with its own interpreter. By default both sides run *this tree's* copy of the script (the
+with its own interpreter. By default both sides run *this tree's* ``bench/`` (the
 measurement stays the same, only the code under test differs); ``--base-script`` runs the
 base's own copy instead (for a script whose imports the base does not have).
 
@@ -18,7 +18,6 @@ ratio holds while the machine's speed drifts). Other output is printed as it cam
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -65,13 +64,15 @@ def base_tree(commit: str) -> Path:
 
 
 def prepare_script(tree: Path, script: str, own: bool) -> Path:
-    """The script as the base runs it: this tree's copy, unless --base-script."""
-    if own:
-        return tree / script
-    digest = hashlib.sha256((REPO / script).read_bytes()).hexdigest()[:8]
-    target = tree / "bench" / f"_ab_{digest}_{Path(script).name}"
-    shutil.copyfile(REPO / script, target)
-    return target
+    """The script as the base runs it: this tree's bench/ copied over the base's (a script
+    and the helpers it imports, such as floors.py), unless --base-script restores the
+    base's own. The worktree is a cache, so overwriting its bench/ is fine."""
+    git("checkout", "--", "bench", cwd=tree)
+    git("clean", "-fdq", "bench", cwd=tree)
+    if not own:
+        for path in (REPO / "bench").glob("*.py"):
+            shutil.copyfile(path, tree / "bench" / path.name)
+    return tree / script
 
 
 def run(tree: Path, script: Path, args: list[str]) -> str:

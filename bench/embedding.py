@@ -38,8 +38,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-WORDS = ("what did we decide about the budget for the third quarter and who owns the launch "
-         "checklist database outage root cause hiring plan vendor contract pricing review").split()
+from floors import packaged_files, raw_query_embedder  # noqa: E402
+
+WORDS = ["what", "did", "we", "decide", "about", "the", "budget", "for", "the", "third",
+         "quarter", "and", "who", "owns", "the", "launch", "checklist", "database", "outage",
+         "root", "cause", "hiring", "plan", "vendor", "contract", "pricing", "review"]
 GRID = {
     "disable/no-arena": ("ORT_DISABLE_ALL", False),
     "disable/arena": ("ORT_DISABLE_ALL", True),
@@ -65,18 +68,10 @@ def queries(count: int) -> list[str]:
     return [" ".join(rng.choice(WORDS, 3 + i % 12)) for i in range(count)]
 
 
-def _files() -> Any:
-    from plaud_index.model_files import packaged
-
-    files = packaged()
-    assert files is not None, "bash .ci/setup first: the packaged model is needed"
-    return files
-
-
 def _session(name: str) -> Any:
     import onnxruntime as ort
 
-    path = str(_files().onnx_path)
+    path = str(packaged_files().onnx_path)
     if name == "floor":
         return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     level, arena = GRID[name]
@@ -86,20 +81,6 @@ def _session(name: str) -> Any:
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
     options.enable_cpu_mem_arena = arena
     return ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def _raw_query(session: Any, tokenizer: Any) -> Any:
-    names = {i.name for i in session.get_inputs()}
-
-    def run(text: str) -> np.ndarray:
-        enc = tokenizer.encode(text)
-        ids = np.array([enc.ids], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                "token_type_ids": np.zeros_like(ids)}
-        hidden = session.run(None, {k: v for k, v in feed.items() if k in names})[0]
-        pooled: np.ndarray = hidden[0].mean(axis=0)
-        return pooled / np.linalg.norm(pooled)
-    return run
 
 
 def _raw_batch(session: Any) -> Any:
@@ -119,7 +100,7 @@ def _shipped(name: str) -> tuple[Any, Any, Any]:
     """The tree's own embedder: its query path, and its passage path for batches."""
     from plaud_index import embedder as module
 
-    embedder = module.OnnxEmbedder(_files())
+    embedder = module.OnnxEmbedder(packaged_files())
     rng = np.random.default_rng(0)
     words = np.array(WORDS)
 
@@ -133,16 +114,12 @@ def _shipped(name: str) -> tuple[Any, Any, Any]:
 
 
 def measure(name: str, count: int) -> dict[str, Any]:
-    from tokenizers import Tokenizer
-
     t0 = time.perf_counter()
     if name.startswith("shipped"):
         _, query, batch = _shipped(name)
     else:
         session = _session(name)
-        tokenizer = Tokenizer.from_file(str(_files().tokenizer_path))
-        tokenizer.enable_truncation(max_length=256)
-        query, batch = _raw_query(session, tokenizer), _raw_batch(session)
+        query, batch = raw_query_embedder(session), _raw_batch(session)
     load_s, load_mb = time.perf_counter() - t0, rss_mb()
     texts = queries(count)
     query("warm up")

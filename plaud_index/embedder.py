@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -90,6 +89,33 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     return normalized
 
 
+def session_options(ort: Any, threads: int | None = None) -> Any:
+    """How the one session of the model runs queries and passages alike, chosen by
+    measurement (``bench/embedding.py``, README "Memory"):
+
+    - Basic graph optimisations, because they include constant folding: the int8 model keeps
+      its weights as int8 initialisers behind ``Cast``/``Mul`` nodes, and without folding
+      every run dequantises all of them again (a short query 3.6x slower than a bare
+      session). Folding keeps a float32 copy resident (~120 MB more after load): the price
+      of searching at the machine's speed. The higher levels add fusions that were no
+      faster here.
+    - The memory arena on: with the weights folded it holds only activations, so a hundred
+      queries of many lengths leave the process where it was, and batches run 10-30%
+      faster than without it.
+    - Pool threads that do not spin after a run: spinning took the cores the vector scan
+      that follows needs (on 2 cores it ran 2-3x slower).
+    """
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.enable_cpu_mem_arena = True
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    return options
+
+
 class OnnxEmbedder:
     def __init__(self, files: ModelFiles, *, spec: ModelSpec | None = None,
                  threads: int | None = None, batch_size: int = BATCH_SIZE,
@@ -107,13 +133,12 @@ class OnnxEmbedder:
         self.max_tokens = max_tokens = self.spec.max_tokens
         self.weak_similarity = self.spec.weak_similarity
         self.unmatched_similarity = self.spec.unmatched_similarity
-        self._files, self._threads, self._ort = files, threads, ort
-        self._passages: Any = None  # the batch session, made when the first passage comes
-        self._passages_lock = threading.Lock()
         try:
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer_path))
             self._counter = Tokenizer.from_file(str(files.tokenizer_path))
-            self._session = self._new_session(arena=False)
+            self._session = ort.InferenceSession(
+                str(files.onnx_path), sess_options=session_options(ort, threads),
+                providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime and tokenizers raise their own types
             raise ModelUnavailableError(
                 f"Cannot load the embedding model from {files.onnx_path.parent}: {exc}. "
@@ -133,50 +158,17 @@ class OnnxEmbedder:
         log.debug("Loaded embedding model %s (%s…, dim %s)", self.model_id,
                  self.model_hash[:12], self.dim)
 
-    def _new_session(self, arena: bool) -> Any:
-        """Two sessions of one model, because memory is spent differently. Queries (one
-        short text at a time, every length a new shape) run without onnxruntime's arena,
-        which would keep a block per shape (a serving process grew by ~200 MB over 20
-        queries; without it, ~30 MB). Passages (batches while indexing) run with it: ~50%
-        faster and no larger there."""
-        ort = self._ort
-        options = ort.SessionOptions()
-        # Idle pool threads would otherwise spin after each run and take the cores the
-        # vector scan that follows needs (on 2 cores it ran 2-3x slower).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        # Graph optimisations fold the int8 model's quantised weights back into float32
-        # copies: 233 MB resident after load instead of 110, for ~5% more speed.
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        options.enable_cpu_mem_arena = arena
-        if self._threads:
-            options.intra_op_num_threads = self._threads
-            options.inter_op_num_threads = 1
-        return ort.InferenceSession(str(self._files.onnx_path), sess_options=options,
-                                    providers=["CPUExecutionProvider"])
-
-    def _passage_session(self) -> Any:
-        with self._passages_lock:
-            if self._passages is None:
-                try:
-                    self._passages = self._new_session(arena=True)
-                except Exception as exc:  # the same model loaded once already: unlikely
-                    raise ModelUnavailableError(
-                        f"Cannot load the embedding model again for indexing: {exc}") from exc
-            return self._passages
-
     def count_tokens(self, text: str) -> int:
         return len(self._counter.encode(self.spec.passage_prefix + text).ids)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed([self.spec.passage_prefix + t for t in texts],
-                           self._passage_session() if texts else self._session)
+        return self._embed([self.spec.passage_prefix + t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self._embed([self.spec.query_prefix + text], self._session)[0]
+        vector: np.ndarray = self._embed([self.spec.query_prefix + text])[0]
         return vector
 
-    def _embed(self, texts: Sequence[str], session: Any) -> np.ndarray:
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -185,10 +177,10 @@ class OnnxEmbedder:
         for batch in token_batches([len(encodings[i].ids) for i in order], self.batch_size,
                                    self.batch_tokens):
             rows = [order[i] for i in batch]
-            out[rows] = self._run([encodings[i] for i in rows], session)
+            out[rows] = self._run([encodings[i] for i in rows])
         return out
 
-    def _run(self, encodings: list, session: Any) -> np.ndarray:  # type: ignore[type-arg]
+    def _run(self, encodings: list) -> np.ndarray:  # type: ignore[type-arg]
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -199,7 +191,7 @@ class OnnxEmbedder:
             mask[row, :n] = enc.attention_mask
             types[row, :n] = enc.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        hidden = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
         return pool(np.asarray(hidden, dtype=np.float32), mask, self.spec.pooling)
 
 

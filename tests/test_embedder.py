@@ -176,3 +176,41 @@ def test_the_packaged_tokenizer_is_checked_against_its_recorded_hash(tmp_path: P
     altered.write_bytes(TOKENIZER.read_bytes().replace(b'"[UNK]"', b'"[UNX]"', 1))
     with pytest.raises(ModelUnavailableError, match="does not match its recorded hash"):
         packaged(altered)
+
+
+def _weights_dequantised_per_run(model_path: Path, options: object, tmp_path: Path) -> int:
+    """Nodes of the graph onnxruntime runs that turn a stored weight into another type:
+    work repeated on every run unless constant folding did it once at load."""
+    import onnx
+    import onnxruntime as ort
+
+    options.optimized_model_filepath = str(tmp_path / "as_run.onnx")  # type: ignore[attr-defined]
+    ort.InferenceSession(str(model_path), sess_options=options,
+                         providers=["CPUExecutionProvider"])
+    graph = onnx.load(str(tmp_path / "as_run.onnx")).graph
+    weights = {w.name for w in graph.initializer}
+    return sum(1 for node in graph.node if node.op_type in ("Cast", "DequantizeLinear")
+               and any(name in weights for name in node.input))
+
+
+def test_the_query_session_folds_the_int8_weights_once_at_load(
+        real_embedder: OnnxEmbedder, tmp_path: Path) -> None:
+    # Without folding every query dequantised the 38 int8 weight tensors again: 3.6x a bare session
+    # (bench/embedding.py). Pinned by the graph the live session's own options produce.
+    import onnxruntime as ort
+
+    files = packaged()
+    assert files is not None
+    live = real_embedder._session.get_session_options()
+    assert _weights_dequantised_per_run(files.onnx_path, live, tmp_path) == 0
+    unfolded = ort.SessionOptions()
+    unfolded.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    assert _weights_dequantised_per_run(files.onnx_path, unfolded, tmp_path) > 0
+
+
+def test_queries_and_passages_share_one_loaded_model(real_embedder: OnnxEmbedder) -> None:
+    # One session, so indexing in the server holds one float32 copy of the weights, not two.
+    passage = real_embedder.embed(["the launch checklist"])[0]
+    np.testing.assert_allclose(real_embedder.embed_query("the launch checklist"), passage,
+                               rtol=1e-5, atol=1e-6)
+    assert [name for name in vars(real_embedder) if "session" in name] == ["_session"]
