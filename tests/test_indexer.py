@@ -264,6 +264,24 @@ def test_a_fast_source_of_long_meetings_commits_by_time_embedding_included(
     assert max(ticks) <= 64 * 0.05 + 0.01  # progress moves every group, not every commit
 
 
+@pytest.mark.parametrize(("fetch_s", "chunk_s"), [(2.5, 0.05), (0.5, 0.1), (4.0, 0.03)])
+def test_commits_stay_within_their_30_s_when_fetching_and_embedding_both_cost(
+        tmp_path: Path, fetch_s: float, chunk_s: float) -> None:
+    # A slow day on dev: a fetch (and chunking a 2-hour meeting) takes seconds and so does
+    # a group. The step before a due commit is a fetch *and* the group it fills; counting
+    # only the larger of the two overshot by a group's time (33 s).
+    source = SlowSource(long_meetings(16, 80), seconds=fetch_s)
+    embedder = SlowEmbedder(source, seconds=chunk_s)
+    seen: list[SyncProgress] = []
+    report = Indexer(source, embedder, tmp_path, clock=source.clock, progress=seen.append,
+                     commit_seconds=30).run_cycle()
+    assert report.added == 16
+    commits = commit_starts(seen)
+    gaps = [b - a for a, b in zip(commits, commits[1:], strict=False)]
+    assert len(gaps) >= 3 and max(gaps) <= 30
+    assert min(gaps[:-1]) >= 20  # and not so early that commits multiply
+
+
 def test_one_very_long_recording_is_committed_in_part_then_whole(tmp_path: Path) -> None:
     source = SlowSource(long_meetings(1, 400), seconds=0.0)
     embedder = SlowEmbedder(source, seconds=0.1)  # 40 s of embedding for one recording

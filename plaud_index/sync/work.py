@@ -99,7 +99,7 @@ class CycleWork:
     embed_s: float = 0.0
     since_commit: int = 0
     last_commit: float = 0.0
-    commit_s: float = 0.0  # how long the last commit took (its merges included)
+    commit_s: float = 0.0  # the longest commit of the cycle yet (merges included)
     saved: float = 0.0
     stopped: bool = False
 
@@ -229,16 +229,29 @@ class CycleWork:
         only matters when no recording is ready yet) or ``commit_every`` recordings."""
         budget = self.commit_seconds if self.counts["commits"] else \
             min(self.commit_seconds, FIRST_COMMIT_S)
-        embedded = self.counts["chunks_embedded"]
-        # owed now if the next step (a group embedded, or a recording fetched) and the
-        # commit itself (as long as the last one took) would take it past the budget: what
-        # a reader sees is the commit's end
-        next_group = 1.5 * self.embed_s / embedded * \
-            min(self.queue.fresh, self.queue.group_chunks) if embedded else 0.0
-        next_fetch = self.fetch_s / self.fetched if self.fetched else 0.0
-        ahead = max(next_group, next_fetch) + self.commit_s
+        # owed now if what comes before the next chance to commit and the commit itself (as
+        # long as the longest yet) would take it past the budget: what a reader sees is the
+        # commit's end
+        ahead = self._next_step_s() + self.commit_s
         return self.clock() - self.last_commit + ahead >= budget or \
             self.since_commit >= self.commit_every
+
+    def _next_step_s(self) -> float:
+        """Seconds until ``_due`` is asked again, on this cycle's averages. With a full group
+        waiting that is the group; otherwise the next recording is fetched and the group
+        it fills embedded before the commit (the run loop embeds what waits before a due
+        commit), so both count: taking only the larger overshot 30 s by a group's time.
+        A group is counted at 1.5x the mean time per chunk: chunk lengths vary."""
+        group = self.queue.group_chunks
+        embedded = self.counts["chunks_embedded"]
+        per_chunk = 1.5 * self.embed_s / embedded if embedded else 0.0
+        if self.queue.fresh >= group:
+            return per_chunk * group
+        if not self.fetched:
+            return per_chunk * self.queue.fresh
+        new_chunks = self.chunks_seen / self.fetched
+        return self.fetch_s / self.fetched + \
+            per_chunk * min(self.queue.fresh + new_chunks, group)
 
     def _commit_if_due(self) -> None:
         """The first commit of a cycle as soon as a recording is ready, later ones when
@@ -257,7 +270,8 @@ class CycleWork:
         if self.writer.commit():
             self.counts["commits"] += 1
         self.committed, self.since_commit = self.done, 0
-        self.last_commit, self.commit_s = started, self.clock() - started
+        self.last_commit = started
+        self.commit_s = max(self.commit_s, self.clock() - started)
         self.phase = phase
         self._report(force=True)
 
