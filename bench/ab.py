@@ -124,12 +124,12 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="runs of each side (default 3)")
     ap.add_argument("--base-script", action="store_true",
                     help="run the base's own copy of the script, not this tree's")
-    ap.add_argument("command", nargs=argparse.REMAINDER,
-                    help="-- SCRIPT [ARGS]: a path under this tree, e.g. bench/scale.py")
-    args = ap.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    # what follows -- is the script's own, options included
+    args, command = ap.parse_args(argv[:split]), argv[split + 1:]
     if not command:
-        ap.error("give the script to run after --")
+        ap.error("give the script to run after --: -- bench/scale.py --json")
     script, script_args = command[0], command[1:]
     tree = base_tree(args.base)
     sides = {"base": (tree, prepare_script(tree, script, args.base_script)),
