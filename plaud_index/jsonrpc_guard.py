@@ -34,8 +34,10 @@ def refusal(line: str, parsed: bool) -> Refusal | None:
     (then only an id it lost makes it owe one). ``None`` when nothing is owed: no request,
     or no id to reply to."""
     members = _top_level(line)
-    if members is None or "method" not in members or "id" not in members:
-        return None  # a notification, a response, or nothing readable: no reply is due
+    if members is None or "id" not in members:
+        return None  # a notification, or nothing readable: no reply is due
+    if "method" not in members and ("result" in members or "error" in members):
+        return None  # a response; an id alone with neither is a request missing its method
     sent = members["id"]
     reply_id = _reply_id(sent)
     if parsed:

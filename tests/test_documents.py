@@ -168,10 +168,14 @@ def test_missing_title_gets_a_placeholder() -> None:
     assert normalize_recording(raw).title == "Untitled recording"
 
 
-@pytest.mark.parametrize("bad_id", [None, 123, 4.5, True, "", "   ", ["a"], {"id": "x"},
-                                    "bad-\ud800", "nul\x00id", "x" * 201])
-def test_a_listing_row_without_a_usable_id_is_left_out_with_a_printable_reason(
-        bad_id: object) -> None:
+@pytest.mark.parametrize(("bad_id", "why"), [
+    (None, "not a string"), (123, "not a string"), (4.5, "not a string"),
+    (True, "not a string"), (["a"], "not a string"), ({"id": "x"}, "not a string"),
+    ("", "missing or empty"), ("   ", "missing or empty"),
+    ("bad-\ud800", "not plain text"), ("nul\x00id", "not plain text"),
+    ("x" * 201, "too long (201 characters"), ("x" * 1000, "too long (1000 characters")])
+def test_a_listing_row_without_a_usable_id_is_left_out_with_its_real_reason(
+        bad_id: object, why: str) -> None:
     from plaud_index.plaud.documents import normalize_listing
 
     rows = [{"id": "good", "name": "Fine"}, {"id": bad_id, "name": "Odd"}]
@@ -179,7 +183,7 @@ def test_a_listing_row_without_a_usable_id_is_left_out_with_a_printable_reason(
     assert list(listed) == ["good"]
     assert list(rejected) == ["listing row 2"]
     reason = rejected["listing row 2"]
-    assert "not a plain string" in reason
+    assert why in reason
     reason.encode("ascii")  # printable on any terminal: surrogates and NULs escaped
 
 
@@ -243,3 +247,20 @@ def test_any_string_in_any_field_of_a_recording_normalises_or_is_refused_cleanly
         text.encode("utf-8")  # no lone surrogate survives
         assert not any(c in text for c in "\x00\x1b\u202e\u2066\u200b")
     Chunker().chunk(recording)  # and it chunks
+
+
+def test_a_padded_id_is_listed_under_its_normal_form_and_fetched_as_plaud_spells_it() -> None:
+    from plaud_index.plaud.documents import normalize_listing
+
+    listed, rejected = normalize_listing([{"id": "  bad-pad  ", "name": "Padded"}])
+    assert not rejected and list(listed) == ["bad-pad"]
+    assert listed["bad-pad"].remote_id == "  bad-pad  "
+    assert normalize_recording(detail("  bad-pad  ")).file_id == "bad-pad"
+
+
+def test_ids_differing_only_by_surrounding_space_are_both_refused_with_the_reason() -> None:
+    from plaud_index.plaud.documents import normalize_listing
+
+    listed, rejected = normalize_listing([{"id": "dup"}, {"id": "ok"}, {"id": " dup "}])
+    assert list(listed) == ["ok"]
+    assert "differ only by surrounding space" in rejected["dup"]

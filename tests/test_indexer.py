@@ -353,3 +353,16 @@ def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
     text = render_status(SearchService(config, HashEmbedder()).status(), config.zone)
     text.encode("utf-8")  # no lone surrogate reaches the terminal
     assert "Skipped:      2 recording(s): listing row 3, listing row 4" in text
+
+
+def test_a_padded_id_is_indexed_under_its_normal_form_cycle_after_cycle(tmp_path: Path) -> None:
+    # "  bad-pad  " in the listing and the detail once stopped every other cycle with a
+    # KeyError and deleted the recording in between.
+    details = [*corpus(3), detail("  bad-pad  ", name="Padded")]
+    for _ in range(2):
+        report = Indexer(FakeSource(details), HashEmbedder(), tmp_path).run_cycle()
+        snap = open_snapshot(tmp_path / "vector-index")
+        assert snap is not None
+        assert sorted(r.file_id for r in snap.recordings) == \
+            sorted(["bad-pad", *(str(d["id"]) for d in corpus(3))])
+        assert not report.deleted

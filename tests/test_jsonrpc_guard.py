@@ -33,6 +33,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
     ('{"jsonrpc":"2.0","id":true,"method":"ping"}', True, (None, INVALID_REQUEST)),
     ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', True, (None, INVALID_REQUEST)),
     ('{"jsonrpc":"2.0","id":"\\udc00","method":5}', False, (None, INVALID_REQUEST)),
+    ('{"jsonrpc":"2.0","id":"a2"}', False, ("a2", INVALID_REQUEST)),  # no method
 ])
 def test_a_request_the_sdk_drops_is_owed_an_error_for_its_id(
         line: str, parsed: bool, expected: tuple[Any, int]) -> None:
@@ -95,6 +96,7 @@ MALFORMED = {
     "params a string": '{"jsonrpc":"2.0","id":110,"method":"ping","params":"x"}',
     "NaN in params": '{"jsonrpc":"2.0","id":111,"method":"ping","params":{"x":NaN}}',
     "single quotes after the id": """{"id":112,"method":"ping",'jsonrpc':'2.0'}""",
+    "no method": '{"jsonrpc":"2.0","id":113}',
     "an id of true": '{"jsonrpc":"2.0","id":true,"method":"ping"}',
     "an id of 1.5": '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
     "an id that is an object": '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
@@ -148,7 +150,7 @@ def test_every_malformed_request_with_an_id_gets_a_json_rpc_error_and_the_server
         server.send('{"jsonrpc":"2.0","id":"after","method":"ping"}')
         replies = server.until("after")
         # the refusals travel beside the SDK's replies: wait for each, not for an order
-        wanted = {json.loads(json.dumps(i)) for i in range(101, 113)}
+        wanted = {json.loads(json.dumps(i)) for i in range(101, 114)}
         while not wanted <= {r.get("id") for r in replies} or \
                 sum(r.get("id") is None for r in replies) < len(NULL_ID):
             replies.append(server.replies.get(timeout=60))

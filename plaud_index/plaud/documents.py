@@ -250,6 +250,23 @@ def _notes(raw: Mapping[str, Any]) -> tuple[NoteSection, ...]:
     return tuple(sections)
 
 
+def normal_id(value: object) -> str:
+    """The one form of a recording id every later step compares: surrounding white space
+    dropped (a listing row and its detail may pad differently). Raises ``ValueError`` with
+    the real reason when there is no usable id."""
+    if not isinstance(value, str):
+        raise ValueError(f"its id is not a string ({type(value).__name__})")
+    file_id = value.strip()
+    if not file_id:
+        raise ValueError("its id is missing or empty")
+    if len(file_id) > MAX_ID_CHARS:
+        raise ValueError(f"its id is too long ({len(file_id)} characters, at most "
+                         f"{MAX_ID_CHARS})")
+    if clean_text(file_id) != file_id:
+        raise ValueError(f"its id is not plain text ({ascii(file_id[:40])})")
+    return file_id
+
+
 def normalize_recording(raw: object) -> Recording:
     """One detail payload (optionally wrapped in ``{"data": …}``) → ``Recording``."""
     if isinstance(raw, Mapping) and isinstance(raw.get("data"), Mapping) and "id" not in raw:
@@ -258,13 +275,11 @@ def normalize_recording(raw: object) -> Recording:
         raise MalformedRecordingError(
             f"Plaud returned a recording that is not a JSON object ({type(raw).__name__})"
         )
-    file_id = raw.get("id") or raw.get("file_id")
-    if not isinstance(file_id, str) or not file_id.strip():
-        raise MalformedRecordingError("Plaud returned a recording without an id; skipping it")
-    if clean_text(file_id) != file_id or len(file_id) > MAX_ID_CHARS:
-        raise MalformedRecordingError(
-            f"Plaud returned a recording whose id is not a plain string "
-            f"({ascii(file_id[:40])}…); skipping it")
+    try:
+        file_id = normal_id(raw.get("id") or raw.get("file_id"))
+    except ValueError as exc:
+        raise MalformedRecordingError(f"Plaud returned a recording that {exc}; "
+                                      "skipping it") from None
     start_at = parse_timestamp(raw.get("start_at") or raw.get("start_time"))
     created_at = parse_timestamp(raw.get("created_at")) or start_at
     if created_at is None:
@@ -275,7 +290,7 @@ def normalize_recording(raw: object) -> Recording:
                               for k in ("name", "file_name", "filename")) if t), "")
     # the web API's detail has start_time (epoch ms) and no created_at
     return Recording(
-        file_id=file_id.strip(),
+        file_id=file_id,
         title=title or "Untitled recording",
         created_at=created_at,
         start_at=start_at,
@@ -286,27 +301,39 @@ def normalize_recording(raw: object) -> Recording:
 
 
 def normalize_listing(rows: object) -> tuple[dict[str, Listed], dict[str, str]]:
-    """A list walk's rows → ``{file_id: Listed}`` in listing order (the first row of an id
-    wins), and the rows that cannot be a recording, each under a printable label with its
-    reason (an id that is missing, empty, not a string, or not plain text).
+    """A list walk's rows → ``{file_id: Listed}`` in listing order under each id's normal
+    form (the first row of an id wins; ``Listed.remote_id`` keeps the id as Plaud spells
+    it, to fetch by), and the rows that cannot be a recording, each under a printable label
+    with its reason (an id that is missing, empty, too long or not plain text, or two
+    different ids of one normal form: which recording is meant cannot be told).
 
     A listing that is not a list is an error, never "no recordings" (that would delete)."""
     if not isinstance(rows, list):
         raise SourceError("Plaud's recording list is not a list; nothing was changed")
     out: dict[str, Listed] = {}
     rejected: dict[str, str] = {}
+    collided: set[str] = set()
     for number, row in enumerate(rows, 1):
-        file_id = row.get("id") if isinstance(row, Mapping) else None
-        if not isinstance(file_id, str) or not file_id.strip() or len(file_id) > MAX_ID_CHARS \
-                or clean_text(file_id) != file_id:
-            shown = ascii(file_id)[:60] if isinstance(row, Mapping) else type(row).__name__
+        raw = row.get("id") if isinstance(row, Mapping) else row
+        try:
+            file_id = normal_id(raw)
+        except ValueError as exc:
             rejected[f"listing row {number}"] = (
-                f"Plaud listed a recording whose id is not a plain string ({shown}); it "
-                "cannot be fetched, so it is left out")
+                f"Plaud listed a recording that cannot be fetched: {exc}; it is left out")
             continue
-        if file_id not in out:
+        first = out.get(file_id)
+        if first is not None and first.remote_id != raw or file_id in collided:
+            collided.add(file_id)
+            rejected[file_id] = (f"Plaud listed different ids that differ only by surrounding "
+                                 f"space ({ascii(raw)[:60]}); which recording is meant cannot "
+                                 "be told, so both are left out")
+            continue
+        if first is None:
             out[file_id] = Listed(file_id, _short_text(row.get("name"), MAX_TITLE_CHARS),
-                                  duration_ms=parse_duration_ms(row.get("duration")))
+                                  duration_ms=parse_duration_ms(row.get("duration")),
+                                  remote_id=str(raw))
+    for file_id in collided:
+        out.pop(file_id, None)
     if rejected:
         log.warning("Left out %d listing row(s) without a usable id: %s", len(rejected),
                     "; ".join(f"{k}: {v}" for k, v in list(rejected.items())[:3]))

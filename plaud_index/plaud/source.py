@@ -56,10 +56,12 @@ class PlaudSource:
 
     def __init__(self, client: RawClient) -> None:
         self._rejected: dict[str, str] = {}
+        self._remote: dict[str, str] = {}  # normal id -> the id as Plaud spells it
         self.client = client
 
     def list_recordings(self, tail_hint: str | None = None) -> dict[str, Listed]:
         listed, self._rejected = normalize_listing(self.client.list_files(tail_hint=tail_hint))
+        self._remote = {k: v.remote_id for k, v in listed.items() if v.remote_id != k}
         return listed
 
     def rejected(self) -> dict[str, str]:
@@ -73,7 +75,7 @@ class PlaudSource:
         return []
 
     def get_recording(self, file_id: str) -> Recording:
-        return normalize_recording(self.client.get_file(file_id))
+        return normalize_recording(self.client.get_file(self._remote.get(file_id, file_id)))
 
 
 def token_store(config: Config) -> TokenStore:

@@ -163,7 +163,9 @@ class Indexer:
             last_commit=self.clock(), mirror=self.mirror.put if self.mirror else None)
         run.run()
         checked.update(run.checked)
-        versions.update({fid: v for fid in run.checked if (v := listing[fid].version)})
+        # an id the detail spelled otherwise than the listing is no longer a KeyError here
+        versions.update({fid: v for fid in run.checked
+                         if fid in listing and (v := listing[fid].version)})
         # what a part of the source could not list this time stays (an unmounted folder)
         present = set(listing) | self.source.kept(set(known) - set(listing))
         decision = DeletionDecision([], state.held_deletion, None) if run.stopped else \
