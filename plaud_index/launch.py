@@ -5,9 +5,12 @@ is): ``uvx --from SPEC plaud-index-mcp``, where SPEC is what the installed
 distribution records of where it came from (PEP 610 ``direct_url.json``: a local
 wheel or folder, a VCS URL) with the extras that are installed (``[offline]``), or
 the bare name from the package index; never a path inside uv's cache, which ``uv
-cache clean`` deletes. From a virtual environment or a ``uv tool install``: the
-absolute path of its console script. ``check_launch`` starts a command as a client
-would and completes MCP ``initialize`` before anything is written.
+cache clean`` deletes. ``uvx`` is written as an absolute path: a GUI client (Claude Desktop
+on macOS) starts servers with the PATH a GUI app gets, ``/usr/bin:/bin:/usr/sbin:/sbin``,
+where a bare ``uvx`` is not found (``spawn uvx ENOENT``). From a virtual environment or a
+``uv tool install``: the absolute path of its console script. ``check_launch`` starts a
+command as such a client would (that PATH, a minimal environment) and completes MCP
+``initialize`` before anything is written.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,16 +48,52 @@ DEV_EXTRAS = {"test", "dev"}  # installed for working on this package, not for r
 _UV_CACHE_ENV = re.compile(r"[/\\](archive|builds)-v\d+[/\\]")
 
 
+GUI_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"  # what a macOS GUI app's children get
+# where uv's installers put uvx: its own installer, cargo, Homebrew (Apple silicon, Intel)
+UVX_PLACES = ("~/.local/bin", "~/.cargo/bin", "/opt/homebrew/bin", "/usr/local/bin")
+UVX_MISSING = (
+    "Cannot find uvx, which starts this server for your MCP client. uv's installer puts it "
+    "in ~/.local/bin (`curl -LsSf https://astral.sh/uv/install.sh | sh`), Homebrew in "
+    "/opt/homebrew/bin (`brew install uv`). Install uv, or point the config's command at "
+    "uvx's full path (`which uvx` in a terminal).")
+
+
 def this_launch(prefix: str | None = None, executable: str | None = None,
-                dist: Distribution | None = None) -> Launch:
+                dist: Distribution | None = None,
+                environ: dict[str, str] | None = None) -> Launch:
     """How a client should start the installation that is running now."""
     prefix, executable = prefix or sys.prefix, executable or sys.executable
     if in_uv_cache(Path(prefix)):
-        return Launch("uvx", ("--from", uvx_spec(dist or distribution(DIST)), SCRIPT))
+        return Launch(find_uvx(os.environ if environ is None else environ),
+                      ("--from", uvx_spec(dist or distribution(DIST)), SCRIPT))
     script = Path(prefix) / ("Scripts" if os.name == "nt" else "bin") / SCRIPT
     if script.is_file():
         return Launch(str(script))
     return Launch(executable, ("-m", "plaud_index"))
+
+
+def find_uvx(environ: dict[str, str] | os._Environ[str],
+             installed_places: tuple[str, ...] = UVX_PLACES) -> str:
+    """uvx's absolute path: beside the uv that started us (uv sets ``UV`` to itself), on
+    this PATH, or where uv's installers put it. ``ConfigError`` with how to fix it."""
+    places = [str(Path(environ["UV"]).parent)] if environ.get("UV") else []
+    places += [*environ.get("PATH", "").split(os.pathsep),
+               *(str(Path(p).expanduser()) for p in installed_places)]
+    for place in places:
+        found = shutil.which("uvx", path=place) if place else None
+        if found:
+            return str(Path(found).absolute())
+    raise ConfigError(UVX_MISSING)
+
+
+def client_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The environment a GUI client gives a server: a minimal PATH, the user's identity
+    and locale, and the settings a config's ``env`` may carry (``PLAUD_*``, uv's and the
+    model hub's), nothing else of this shell."""
+    kept = {k: v for k, v in environ.items()
+            if k in ("HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "SYSTEMROOT")
+            or k.startswith(("PLAUD_", "UV_", "HF_"))}
+    return {**kept, "PATH": GUI_PATH}
 
 
 def in_uv_cache(prefix: Path) -> bool:
@@ -108,9 +148,11 @@ def _installed(name: str) -> bool:
 STARTUP_TIMEOUT_S = 120.0  # a first uvx start downloads and installs the environment
 
 
-def check_launch(launch: Launch, timeout_s: float = STARTUP_TIMEOUT_S) -> float:
-    """Start ``launch`` as a client would and complete MCP ``initialize``; the seconds it
-    took. ``ConfigError`` (nothing is written) when it cannot start or does not answer."""
+def check_launch(launch: Launch, timeout_s: float = STARTUP_TIMEOUT_S,
+                 environ: dict[str, str] | None = None) -> float:
+    """Start ``launch`` as a GUI client would (``client_environment``) and complete MCP
+    ``initialize``; the seconds it took. ``ConfigError`` (nothing is written) when it
+    cannot start or does not answer."""
     argv = [launch.command, *launch.args]
     shown = " ".join(shell_word(a) for a in argv)
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -120,10 +162,12 @@ def check_launch(launch: Launch, timeout_s: float = STARTUP_TIMEOUT_S) -> float:
     with tempfile.TemporaryFile() as errors:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=errors)
+                                    stderr=errors, env=client_environment(
+                                        os.environ if environ is None else environ))
         except OSError as exc:
-            raise ConfigError(f"`{shown}` cannot be started ({exc}); nothing was "
-                              "written") from exc
+            hint = f" {UVX_MISSING}" if Path(launch.command).name.startswith("uvx") else ""
+            raise ConfigError(f"`{shown}` cannot be started with a GUI client's PATH "
+                              f"({GUI_PATH}): {exc}; nothing was written.{hint}") from exc
         answers: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=_forward, args=(proc.stdout, answers), daemon=True).start()
         try:

