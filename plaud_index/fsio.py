@@ -114,10 +114,14 @@ def flocked(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
+# The errors that mean "no room": a full disk, a file too big for it, a spent quota.
+DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
 def storage_error(exc: OSError, home: Path) -> StorageError:
     """An ``OSError`` from writing the index or state → a message that says what to do."""
     where = exc.filename2 or exc.filename or home
-    if exc.errno == errno.ENOSPC or exc.errno == errno.EFBIG or exc.errno == errno.EDQUOT:
+    if exc.errno in DISK_FULL:
         what = f"the disk holding {home} is full: free some space"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         what = f"{where} cannot be written ({exc.strerror}): check that {home} is writable"

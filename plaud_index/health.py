@@ -15,12 +15,14 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
 def health(state: SyncState, now: float, interval_ms: int,
            daemon_alive: bool | None, writable: str | None = None,
            syncing: bool = False, signed_out: str | None = None,
-           mirror_error: str | None = None) -> Health:
+           mirror_error: str | None = None, indexed: int = 0) -> Health:
     """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
     the home when it cannot be written (a read-only disk: no sync can save anything);
     ``signed_out`` says why Plaud cannot be synced when it is a source but nobody is
     signed in (the index may still answer, but it can no longer stay fresh);
-    ``mirror_error`` why the Markdown mirror's last write failed."""
+    ``mirror_error`` why the Markdown mirror's last write failed; ``indexed`` how many
+    recordings the index holds (an index with recordings was synced, whatever the state
+    file says)."""
     interval = interval_ms / 1000
     flags: list[str] = []
     if writable:
@@ -36,6 +38,10 @@ def health(state: SyncState, now: float, interval_ms: int,
     elif last is None and progress is not None:
         flags.append(f"the first sync {progress.describe_stopped(now)}: the index is partial "
                      "until `plaud-index-mcp indexer` (or the next search) resumes it")
+    elif last is None and indexed:
+        flags.append(f"no successful sync on record, though the index holds {indexed} "
+                     "recording(s): the sync state was lost or cannot be written; run "
+                     "`plaud-index-mcp indexer --once` (and `doctor` if it fails)")
     elif last is None:
         flags.append("never synced: run `plaud-index-mcp indexer --once`")
     elif now - float(last) > 3 * interval:

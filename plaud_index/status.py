@@ -42,7 +42,8 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
         health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
                       writable=None if _writable(config.home) else
                       str(config.home), syncing=holder is not None,
-                      signed_out=signed_out, mirror_error=mirror.last_error if mirror else None),
+                      signed_out=signed_out, mirror_error=mirror.last_error if mirror else None,
+                      indexed=len(snap.recordings) if snap else 0),
     )
 
 

@@ -197,7 +197,9 @@ def test_any_listing_row_is_listed_or_left_out_never_an_exception(row: dict[str,
     listed, rejected = normalize_listing([row])
     assert len(listed) + len(rejected) == 1
     for file_id, item in listed.items():
-        assert file_id == row["id"] and "\x00" not in item.title
+        # Listed under the id's normal form; fetched as Plaud spelled it.
+        assert file_id == str(row["id"]).strip() and item.remote_id == row["id"]
+        assert "\x00" not in item.title
 
 
 @pytest.mark.parametrize("sneaky", ["\u202e", "\u202a", "\u2066", "\u2069", "\u200b", "\ufeff",

@@ -366,3 +366,39 @@ def test_a_padded_id_is_indexed_under_its_normal_form_cycle_after_cycle(tmp_path
         assert sorted(r.file_id for r in snap.recordings) == \
             sorted(["bad-pad", *(str(d["id"]) for d in corpus(3))])
         assert not report.deleted
+
+
+@pytest.mark.parametrize("broken", ["indexer.lock", "sync-state.lock", "sync-state.json"])
+def test_a_cycle_failing_on_its_lock_or_state_file_is_on_record_and_status_says_so(
+        config: Config, broken: str) -> None:
+    from plaud_index.errors import PlaudIndexError
+    from plaud_index.status import build_status
+    from plaud_index.sync.state import SyncStateStore
+
+    def status_flags() -> tuple[str, ...]:
+        status = build_status(config, SyncStateStore(config.home).read(),
+                              open_snapshot(config.index_dir))
+        return status.health.flags
+
+    assert run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(2))).added == 2
+    path = config.home / broken
+    path.unlink(missing_ok=True)
+    path.mkdir()  # a folder in its place: every write of it fails
+    with pytest.raises((PlaudIndexError, OSError)):
+        run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(3)))
+    flags = status_flags()
+    assert any("the last sync failed" in f for f in flags), flags
+    assert not any("never synced" in f for f in flags), flags
+    path.rmdir()
+    assert run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(3))).added == 1
+    assert not any("failed" in f for f in status_flags())
+
+
+def test_status_never_says_never_synced_beside_indexed_recordings(config: Config) -> None:
+    from plaud_index.status import build_status
+    from plaud_index.sync.state import SyncState
+
+    run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(2)))
+    status = build_status(config, SyncState(), open_snapshot(config.index_dir))  # state lost
+    assert not any("never synced" in f for f in status.health.flags)
+    assert any("holds 2 recording(s)" in f for f in status.health.flags)

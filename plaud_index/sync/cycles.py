@@ -25,11 +25,13 @@ from ..mirror import open_mirror
 from ..models import MirrorReport, SyncReport
 from ..plaud import RecordingSource
 from ..plaud import make_source as make_plaud_source
+from ..redact import redact
 from ..sources import make_source
 from .indexer import Indexer
 from .lock import IndexerLock
 from .policy import decide_deletions, mirror_deletions
 from .progress import SyncProgress, log_commits
+from .state import SyncStateStore
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +91,32 @@ def run_locked_cycle(config: Config, embedder: Embedder,
                      source: RecordingSource | None = None,
                      should_stop: Callable[[], bool] = lambda: False,
                      progress: Callable[[SyncProgress], object] = log_commits) -> SyncReport:
-    """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it."""
-    with IndexerLock(config.lock_path):
+    """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it. A
+    lock that cannot be taken at all (a folder in its place, no permission) fails the
+    cycle like anything else: on record, so ``status`` says it."""
+    lock = IndexerLock(config.lock_path)
+    try:
+        acquired = lock.try_acquire()
+    except PlaudIndexError as exc:
+        record_failure(config, exc)
+        raise
+    if not acquired:
+        raise IndexBusyError
+    try:
         return make_indexer(config, embedder, source, should_stop, progress).run_cycle()
+    finally:
+        lock.release()
+
+
+def record_failure(config: Config, exc: PlaudIndexError) -> None:
+    """A cycle that failed before it could start, in the sync state (or beside it)."""
+    try:
+        SyncStateStore(config.home).record_failure(
+            last_attempt=time.time(), last_error=redact(str(exc))[:2000],
+            last_error_kind=type(exc).__name__)
+    except OSError as again:
+        log.error("Cannot record the failure anywhere in %s: %s", config.home,
+                  again.strerror or again)
 
 
 class BackgroundSync:

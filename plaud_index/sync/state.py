@@ -18,11 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StateError
-from ..fsio import flocked, read_state_file, write_json_atomic
+from ..fsio import DISK_FULL, flocked, read_state_file, write_json_atomic
 
 log = logging.getLogger(__name__)
 
 FILE = "sync-state.json"
+# The last failure, when sync-state.json (or its lock) could not take it: a folder in its
+# place, no permission. ``read`` lays it over the state until a cycle succeeds, so status
+# never says ok while every cycle fails on the state file itself.
+FAILED = "sync-failed.json"
+FAILURE_FIELDS = ("last_attempt", "last_error", "last_error_kind")
 VERSION = 1
 RESERVE = ".disk-reserve"
 RESERVE_BYTES = 256 * 1024
@@ -99,6 +104,15 @@ class SyncStateStore:
         self.path = home / FILE
 
     def read(self) -> SyncState:
+        state = self._read_state()
+        failed = self._read_failed()
+        if failed and float(failed.get("last_attempt") or 0) >= (state.last_attempt or 0):
+            state = replace(state, last_attempt=float(failed["last_attempt"]),
+                            last_error=failed["last_error"],
+                            last_error_kind=failed["last_error_kind"])
+        return state
+
+    def _read_state(self) -> SyncState:
         try:
             text = read_state_file(self.path)
         except FileNotFoundError:
@@ -113,6 +127,17 @@ class SyncStateStore:
             return SyncState()
         return parse_state(data, str(self.path))
 
+    def _read_failed(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(read_state_file(self.home / FAILED))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("last_error"), str) or \
+                not isinstance(data.get("last_attempt"), (int, float)):
+            return None
+        kind = data.get("last_error_kind")
+        return {**data, "last_error_kind": kind if isinstance(kind, str) else None}
+
     def update(self, **changes: Any) -> SyncState:
         """Merge ``changes`` into the file atomically; returns the new state."""
         return self._update(changes, use_reserve=False)
@@ -120,8 +145,18 @@ class SyncStateStore:
     def record_failure(self, **changes: Any) -> SyncState:
         """``update`` for a failure: on a full disk the reserve is given up for it. Only a
         failure may use it: given to a progress write mid-cycle, the cycle's next segment
-        would take the room and the failure that follows could not be recorded."""
-        return self._update(changes, use_reserve=True)
+        would take the room and the failure that follows could not be recorded. When the
+        state file or its lock refuses the write, the failure goes to ``FAILED``."""
+        try:
+            return self._update(changes, use_reserve=True)
+        except OSError as exc:
+            if exc.errno in DISK_FULL:  # the reserve is spent: no file can take it either
+                raise
+            log.error("Cannot record the failure in %s (%s): keeping it in %s", self.path,
+                      exc.strerror or exc, FAILED)
+            write_json_atomic(self.home / FAILED,
+                              {k: changes.get(k) for k in FAILURE_FIELDS})
+            return self.read()
 
     def _update(self, changes: dict[str, Any], use_reserve: bool) -> SyncState:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -134,6 +169,8 @@ class SyncStateStore:
                         or not self._release_reserve():
                     raise
                 write_json_atomic(self.path, state.to_json())
+        if "last_error" in changes and changes["last_error"] is None:  # a cycle succeeded
+            (self.home / FAILED).unlink(missing_ok=True)
         return state
 
     def keep_reserve(self) -> None:
