@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -12,10 +13,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import __version__
 from .browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
@@ -34,6 +35,7 @@ from .config import Config, interval_banner, load_config
 from .errors import (
     ConfigError,
     IndexBusyError,
+    IndexNotReadyError,
     InvalidQueryError,
     PlaudIndexError,
     UnknownRecordingError,
@@ -48,15 +50,24 @@ from .render import (
     render_search,
     render_status,
 )
-from .search import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES, make_request
+from .search import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MODES,
+    SOURCE_KINDS,
+    SOURCES,
+    make_request,
+)
 from .service import SearchService, make_embedder
 from .status import mirror_status
-from .sync.cycles import run_locked_cycle, run_mirror_pass
+from .sync.cycles import DetachedSync, run_locked_cycle, run_mirror_pass
 from .sync.daemon import run_daemon
-from .sync.progress import reporter_for
+from .sync.progress import LineSafeHandler, SyncProgress, reporter_for
 from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 
 log = logging.getLogger("plaud_index")
+CLI = "plaud-index-mcp"
+T = TypeVar("T")
 
 DEMO_QUERIES = (
     "what did we decide about the Q3 budget?",
@@ -83,7 +94,8 @@ def as_flags(message: str) -> str:
 
 
 def setup_logging(verbose: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)  # stdout is reserved for the MCP protocol
+    # stdout is reserved for the MCP protocol; a live progress line stays below the records
+    handler = LineSafeHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
@@ -95,18 +107,15 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
     request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
                            limit=args.limit, speaker=args.speaker, source=args.source,
                            mode=args.mode, source_kind=args.source_kind)
-    progress = reporter_for(sys.stderr)  # an empty index is built first, visibly
-    try:
-        result = SearchService(config, progress=progress).search(request)
-    finally:
-        progress.finish()
+    result = answer(config, lambda service: service.search(request))
     show(args.json, asdict(result), lambda: render_search(result, terminal=True))
     return 0
 
 
 def cmd_get(args: argparse.Namespace, config: Config) -> int:
     at_ms = parse_at(args.at) if args.at is not None else None
-    info = SearchService(config).get(args.file_id, args.query, at_ms, parse_window(args.window))
+    window = parse_window(args.window)
+    info = answer(config, lambda service: service.get(args.file_id, args.query, at_ms, window))
     show(args.json, asdict(info), lambda: render_recording(info, terminal=True))
     return 0
 
@@ -115,9 +124,44 @@ def cmd_list(args: argparse.Namespace, config: Config) -> int:
     request = make_list_request(date_from=args.date_from, date_to=args.date_to,
                                 limit=args.limit, speaker=args.speaker, source=args.source,
                                 cursor=args.cursor, source_kind=args.source_kind)
-    listing = SearchService(config).browse(request)
+    listing = answer(config, lambda service: service.browse(request))
     show(args.json, asdict(listing), lambda: render_list(listing, terminal=True))
     return 0
+
+
+def answer(config: Config, ask: Callable[[SearchService], T]) -> T:
+    """``ask`` the index as the server would: an empty or partial index has its first sync
+    started in the background (``DetachedSync``); an empty one is waited for, its progress
+    shown, until the first commit (seconds), then answered from what is committed."""
+    sync = DetachedSync()
+    service = SearchService(config, first_sync=sync)
+    try:
+        result = ask(service)
+    except IndexNotReadyError:
+        if not sync.running(config):
+            raise
+        _wait_for_first_commit(service, sync)
+        result = ask(service)
+    if sync.process is not None:
+        print(f"The first sync goes on in the background (pid {sync.process.pid}): "
+              f"`{CLI} status` shows how far it is; its log is "
+              f"{config.home / DetachedSync.LOG}", file=sys.stderr)
+    return result
+
+
+def _wait_for_first_commit(service: SearchService, sync: DetachedSync) -> None:
+    """A Ctrl-C stops the waiting, not the sync (it runs in a session of its own)."""
+    progress = reporter_for(sys.stderr)
+    try:
+        while sync.running(service.config):
+            snapshot = service.snapshot()
+            if snapshot is not None and snapshot.recordings:
+                break
+            if now := SyncProgress.from_state(service.state.read().progress):
+                progress(now)
+            time.sleep(0.5)  # a poll of the sync's own record, not a race with it
+    finally:
+        progress.finish(then="answering from what is committed")
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
@@ -130,25 +174,40 @@ def _log_report(report: Any) -> None:
     log.info("Cycle done: %s", json.dumps(asdict(report)))
 
 
+def stop_on_signals() -> tuple[threading.Event, list[int]]:
+    """SIGTERM (launchd, a client ending its session) and Ctrl-C ask the running cycle to
+    commit what it has embedded and stop; a second Ctrl-C interrupts at once. Returns the
+    event and the signals received."""
+    stop, received = threading.Event(), []
+
+    def handle(signum: int, frame: object) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        received.append(signum)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handle)
+    return stop, received
+
+
 def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
     log.info("%s", interval_banner(config))
     embedder = make_embedder(config)  # once per process, never per cycle
     progress = reporter_for(sys.stderr)
-    if args.once:
-        try:
-            report = run_locked_cycle(config, embedder, progress=progress)
-        except IndexBusyError as exc:
-            log.info("%s", exc)
-            return 0
-        finally:
-            progress.finish()
-        _log_report(report)
+    stop, received = stop_on_signals()
+    if not args.once:
+        run_daemon(config, embedder, stop, progress=progress)
         return 0
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    run_daemon(config, embedder, stop, progress=progress)
-    return 0
+    try:
+        report = run_locked_cycle(config, embedder, should_stop=stop.is_set, progress=progress)
+    except IndexBusyError as exc:
+        log.info("%s", exc)
+        return 0
+    finally:
+        progress.finish()
+    _log_report(report)
+    return 128 + received[0] if received and report.stopped else 0
 
 
 def cmd_mirror(args: argparse.Namespace, config: Config) -> int:
@@ -195,9 +254,14 @@ def build_parser() -> argparse.ArgumentParser:
         "serves MCP over stdio."))
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (stderr)")
+    # -v after the subcommand too (`indexer --once -v`); SUPPRESS keeps one given before it
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                         help="debug logging (stderr)")
     sub = parser.add_subparsers(dest="command")
+    add = functools.partial(sub.add_parser, parents=[verbose])
 
-    p = sub.add_parser("search", help="search the index from a terminal")
+    p = add("search", help="search the index from a terminal")
     p.add_argument("query", help="what to look for, in words or a question")
     p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
                    help="only recordings from this local day on")
@@ -215,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("get", help="one recording's details and snippets")
+    p = add("get", help="one recording's details and snippets")
     p.add_argument("file_id", help="a file_id from search or list")
     p.add_argument("--query", help="choose snippets about this topic")
     p.add_argument("--at", metavar="HH:MM:SS", help="show what was said around this time")
@@ -224,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_get)
 
-    p = sub.add_parser("list", help="recordings newest first, by local date")
+    p = add("list", help="recordings newest first, by local date")
     p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
                    help="only recordings from this local day on")
     p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
@@ -241,26 +305,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("doctor", help="check the model, sign-in, Plaud, indexer and index")
+    p = add("doctor", help="check the model, sign-in, Plaud, indexer and index")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("auth", help="the Plaud sign-in")
+    p = add("auth", help="the Plaud sign-in")
     auth = p.add_subparsers(dest="auth_command", required=True)
-    a = auth.add_parser("status", help="who is signed in, until when, where the token lives")
+    a = auth.add_parser("status", parents=[verbose],
+                        help="who is signed in, until when, where the token lives")
     a.add_argument("--offline", action="store_true", help="do not ask Plaud")
     a.add_argument("--json", action="store_true", help="print the result as JSON")
     a.set_defaults(func=cmd_auth_status)
 
-    p = sub.add_parser("status", help="index health")
+    p = add("status", help="index health")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("indexer", help="keep the index fresh (foreground daemon)")
+    p = add("indexer", help="keep the index fresh (foreground daemon)")
     p.add_argument("--once", action="store_true", help="one cycle, then exit")
     p.set_defaults(func=cmd_indexer)
 
-    p = sub.add_parser("login", help="sign in to Plaud in the browser (OAuth PKCE)")
+    p = add("login", help="sign in to Plaud in the browser (OAuth PKCE)")
     p.add_argument("--no-browser", action="store_true",
                    help="only print the sign-in URL (e.g. over ssh -L 8199:localhost:8199)")
     p.add_argument("--timeout", type=int, metavar="SECONDS",
@@ -268,28 +333,28 @@ def build_parser() -> argparse.ArgumentParser:
                    "PLAUD_LOGIN_TIMEOUT_S)")
     p.set_defaults(func=cmd_login)
 
-    p = sub.add_parser("logout", help="revoke (best effort) and delete the Plaud sign-in")
+    p = add("logout", help="revoke (best effort) and delete the Plaud sign-in")
     p.set_defaults(func=cmd_logout)
 
-    p = sub.add_parser("install-agent", help="run the indexer at login (launchd / systemd)")
+    p = add("install-agent", help="run the indexer at login (launchd / systemd)")
     p.add_argument("--print", action="store_true", help="only show what would be installed")
     p.set_defaults(func=cmd_install_agent)
 
-    p = sub.add_parser("uninstall-agent", help="stop and remove the indexer agent")
+    p = add("uninstall-agent", help="stop and remove the indexer agent")
     p.set_defaults(func=cmd_uninstall_agent)
 
-    p = sub.add_parser("config", help="the MCP client config that starts this server")
+    p = add("config", help="the MCP client config that starts this server")
     p.add_argument("client", choices=CLIENTS, help="the MCP client to set up")
     p.add_argument("--install", action="store_true",
                    help="merge it into the client's config file (backed up first)")
     p.set_defaults(func=cmd_config)
 
-    p = sub.add_parser("mirror", help="the Markdown mirror of your recordings (see README)")
+    p = add("mirror", help="the Markdown mirror of your recordings (see README)")
     p.add_argument("--once", action="store_true",
                    help="fetch every Plaud recording now and write or refresh its file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_mirror)
-    p = sub.add_parser("demo", help="index the bundled sample with the real model and search it")
+    p = add("demo", help="index the bundled sample with the real model and search it")
     p.add_argument("queries", nargs="*", help="your own queries (default: a few examples)")
     p.set_defaults(func=cmd_demo)
     return parser

@@ -43,7 +43,8 @@ def check_model(config: Config) -> Check:
 def check_sign_in(config: Config) -> Check:
     status = auth_status(config)
     if status.method == "mock":
-        return Check("sign-in", "skip", "PLAUD_CLIENT=mock: the bundled sample, no sign-in")
+        corpus = config.mock_corpus or "the bundled sample"
+        return Check("sign-in", "skip", f"PLAUD_CLIENT=mock: {corpus}, no sign-in")
     if not status.signed_in:
         kind = "warn" if config.folders else "fail"  # folders alone are a valid set-up
         return Check("sign-in", kind, status.problem or "not signed in",

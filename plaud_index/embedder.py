@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -116,6 +116,17 @@ def session_options(ort: Any, threads: int | None = None) -> Any:
     return options
 
 
+def embed_batches(embedder: Embedder,
+                  texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+    """``embedder.embed_batches`` where the embedder runs its model in batches; one batch
+    of everything where it does not (a test's fake, the hash embedder)."""
+    batches = getattr(embedder, "embed_batches", None)
+    if batches is not None:
+        yield from batches(texts)
+    elif texts:
+        yield list(range(len(texts))), embedder.embed(texts)
+
+
 class OnnxEmbedder:
     def __init__(self, files: ModelFiles, *, spec: ModelSpec | None = None,
                  threads: int | None = None, batch_size: int = BATCH_SIZE,
@@ -168,17 +179,26 @@ class OnnxEmbedder:
         vector: np.ndarray = self._embed([self.spec.query_prefix + text])[0]
         return vector
 
+    def embed_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        """``embed`` one model run at a time: the rows of ``texts`` each run embedded and
+        their vectors, so a caller can report, and keep what is done, between runs."""
+        return self._batches([self.spec.passage_prefix + t for t in texts])
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for rows, vectors in self._batches(texts):
+            out[rows] = vectors
+        return out
+
+    def _batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
         if not texts:
-            return out
+            return
         encodings = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for batch in token_batches([len(encodings[i].ids) for i in order], self.batch_size,
                                    self.batch_tokens):
             rows = [order[i] for i in batch]
-            out[rows] = self._run([encodings[i] for i in rows])
-        return out
+            yield rows, self._run([encodings[i] for i in rows])
 
     def _run(self, encodings: list) -> np.ndarray:  # type: ignore[type-arg]
         width = max(len(e.ids) for e in encodings)

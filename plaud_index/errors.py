@@ -57,6 +57,8 @@ class InvalidQueryError(PlaudIndexError):
 class UnknownRecordingError(PlaudIndexError):
     """No recording with that id is in the index (a search server answer)."""
 
+    exit_code = 2  # bad input, as every other argument the user got wrong
+
 
 class RecordingGoneError(PlaudIndexError):
     """The source has no recording with that id any more (Plaud 404, a removed file)."""

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from .config import format_interval
 from .models import Health
-from .sync.progress import SyncProgress
+from .sync.progress import SyncProgress, ago
 
 if TYPE_CHECKING:  # the shape only: this module reads no file
     from .sync.state import SyncState
@@ -45,8 +45,8 @@ def health(state: SyncState, now: float, interval_ms: int,
     elif last is None:
         flags.append("never synced: run `plaud-index-mcp indexer --once`")
     elif now - float(last) > 3 * interval:
-        flags.append(f"stale: no successful sync for {format_interval(int(now - last) * 1000)}"
-                     f" (more than 3 intervals of {format_interval(interval_ms)})")
+        flags.append(f"stale: the last successful sync was {ago(now - last)} (more than 3 "
+                     f"intervals of {format_interval(interval_ms)})")
     if state.last_error_kind == "PlaudAuthError" and state.last_error:
         flags.append(f"sign-in: {state.last_error}")
     elif state.last_error_kind == "PlaudAuthError":
@@ -65,5 +65,6 @@ def health(state: SyncState, now: float, interval_ms: int,
         if daemon_alive is False:
             flags.append(f"the indexer daemon (pid {daemon['pid']}) is not running")
         elif now - beat > 2 * float(daemon.get("interval_ms") or interval_ms) / 1000:
-            flags.append(f"the indexer daemon's heartbeat is {int(now - beat)}s old")
-    return Health(ok=not flags, flags=tuple(flags))
+            flags.append(f"the indexer daemon's last heartbeat was {ago(now - beat)}")
+    # each flag a clause: "signed out; never synced", not "signed out.; never synced"
+    return Health(ok=not flags, flags=tuple(f.rstrip(".") for f in flags))

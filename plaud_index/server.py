@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -220,7 +221,12 @@ def _load_model_in_background(service: SearchService) -> None:
     threading.Thread(target=load, name="model-loader", daemon=True).start()
 
 
-STOP_WAIT_S = 10.0  # at the end of a session, for a background sync to commit what it has
+# How long a session's end waits for a background sync to commit what it has embedded.
+# Clients allow little: the SDK's stdio client closes stdin, SIGTERMs 2 s later and
+# SIGKILLs 2 s after that. The commit skips the model run in flight and the merges, so it
+# takes a fraction of a second; the waits are bounds, not delays.
+STOP_WAIT_S = 10.0  # after stdin closes (a SIGTERM cuts it short)
+TERM_WAIT_S = 1.5  # after a SIGTERM: before the SIGKILL that follows it
 
 
 def serve(config: Config) -> int:
@@ -228,11 +234,19 @@ def serve(config: Config) -> int:
     service = SearchService(config, first_sync=first_sync)
     _load_model_in_background(service)
     lifeline.watch()
+    signal.signal(signal.SIGTERM, lambda *_: _exit(first_sync, TERM_WAIT_S, "SIGTERM"))
     log.info("plaud-index-mcp %s serving MCP on stdio (index %s)", __version__,
              config.index_dir)
     stdio.run(build_server(service))
-    log.info("stdin closed; exiting")
-    first_sync.stop(STOP_WAIT_S)  # a kill loses nothing committed either; this keeps more
+    _exit(first_sync, STOP_WAIT_S, "stdin closed")
+    return 0  # not reached
+
+
+def _exit(first_sync: BackgroundSync, wait_s: float, why: str) -> None:
+    """End the process once a running sync has committed what it embedded (a kill loses
+    nothing committed either; this keeps more)."""
+    log.info("%s; exiting", why)
+    first_sync.stop(wait_s)
     logging.shutdown()
     sys.stderr.flush()
-    os._exit(0)  # do not wait for a worker thread still finishing a request
+    os._exit(0)  # do not wait for a worker thread still finishing a request or a model run

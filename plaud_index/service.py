@@ -40,7 +40,7 @@ from .models import (
 from .search import Ranking, SearchRequest, echo, make_request, overview, rank
 from .sources import make_source
 from .status import build_status
-from .sync.cycles import BackgroundSync, make_indexer
+from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
 from .sync.progress import SyncProgress, log_commits
 from .sync.state import SyncState, SyncStateStore
@@ -87,7 +87,7 @@ class SearchService:
     ``None`` runs that sync in the caller, with ``progress`` reporting."""
 
     def __init__(self, config: Config, embedder: Embedder | None = None, *,
-                 first_sync: BackgroundSync | None = None,
+                 first_sync: BackgroundSync | DetachedSync | None = None,
                  progress: Callable[[SyncProgress], object] = log_commits) -> None:
         self.config = config
         self.state = SyncStateStore(config.home)

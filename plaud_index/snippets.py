@@ -44,8 +44,8 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         first, last = _densest_line(text, run), run[-1]
     elif focus:
         first = last = min(focus[0][0] + width // 2, (focus[0][0] + focus[0][1]) // 2)
-    else:
-        first = last = min(width, len(text)) // 2
+    else:  # nothing to centre on (a match by meaning only): the passage from its start,
+        first = last = 0  # so the moment is its first line, the one the quote opens with
     if len(text) <= width:
         return _collapse(text), first
     centre = (first + last) // 2

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,9 +60,44 @@ def test_search_filters_from_the_command_line(mock_env: dict[str, str]) -> None:
     assert "plaud-index-mcp get FILE_ID" in text  # a terminal has no Plaud MCP to call
 
 
-def test_search_on_an_empty_index_runs_the_fallback_cycle(mock_env: dict[str, str]) -> None:
-    result = json.loads(cli("search", "kitchen countertops", "--json", env=mock_env).stdout)
-    assert result["results"][0]["title"] == "Kitchen renovation with contractor"
+def background_sync_ends(stderr: str) -> None:
+    """Wait for the sync a CLI command started in the background (its own process, whose
+    pid the command printed) to exit: the process itself, not a timer, says it ended."""
+    pid = int(re.search(r"in the background \(pid (\d+)\)", stderr).group(1))  # type: ignore[union-attr]
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(1200):
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":  # exited, not reaped
+                return
+        except FileNotFoundError:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the background sync never ended")
+
+
+def test_search_on_an_empty_index_answers_from_the_first_commit_while_the_sync_goes_on(
+        mock_env: dict[str, str], index_home: Path) -> None:
+    run = cli("search", "kitchen countertops", "--json", env=mock_env)
+    first = json.loads(run.stdout)
+    assert first["results"] and first["index"]["recordings"] >= 1
+    assert "goes on in the background" in run.stderr and "background-sync.log" in run.stderr
+    background_sync_ends(run.stderr)
+    done = json.loads(cli("search", "kitchen countertops", "--json", env=mock_env).stdout)
+    assert done["results"][0]["title"] == "Kitchen renovation with contractor"
+    assert done["index"]["complete"] and done["index"]["recordings"] == SAMPLE_RECORDINGS
+
+
+def test_a_search_on_a_partial_index_answers_at_once_and_resumes_the_first_sync(
+        mock_env: dict[str, str], index_home: Path) -> None:
+    from plaud_index.sync.state import SyncStateStore
+
+    cli("indexer", "--once", env=mock_env)
+    SyncStateStore(index_home).update(last_success=None, progress={"done": 5, "total": 20})
+    run = cli("search", "budget", env=mock_env)
+    assert run.stdout.startswith("PARTIAL INDEX: the first sync is not finished (")
+    assert "goes on in the background" in run.stderr
+    background_sync_ends(run.stderr)
+    assert SyncStateStore(index_home).read().complete
 
 
 def test_search_without_index_or_source_refuses_clearly() -> None:
@@ -198,7 +235,8 @@ def test_a_cli_search_is_quiet_about_the_model_and_a_partial_index_says_so_first
     SyncStateStore(index_home).update(last_success=None, progress={"done": 5, "total": 20})
     run = cli("search", "budget", env=mock_env)
     assert "Loaded embedding model" not in run.stderr and "INFO" not in run.stderr
-    assert run.stdout.startswith("PARTIAL INDEX: the first sync is not finished (stopped ")
+    assert run.stdout.startswith("PARTIAL INDEX: the first sync is not finished (")
+    background_sync_ends(run.stderr)  # the search resumed it
     assert "Loaded embedding model" in cli("-v", "search", "budget", env=mock_env).stderr
 
 

@@ -13,10 +13,11 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from plaud_index.index.store import open_snapshot
+from plaud_index.sync.embedding import GROUP_CHUNKS
 from plaud_index.sync.lock import lock_holder
+from plaud_index.sync.progress import SyncProgress
 from plaud_index.sync.state import SyncStateStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,10 +50,11 @@ def paced(fake: FakePlaud, plaud_env: dict[str, str]) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def connect(env: dict[str, str]) -> AsyncIterator[ClientSession]:
+async def connect(env: dict[str, str], log: Path | None = None
+                  ) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
                                    env={**os.environ, **env}, cwd=REPO)
-    with open(os.devnull, "w") as errlog:
+    with open(log or os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
                 ClientSession(read, write) as session:
             await asyncio.wait_for(session.initialize(), 60)  # a dead server fails, not hangs
@@ -172,3 +176,49 @@ async def test_real_length_meetings_answer_at_once_then_partial_within_30_s_and_
     listed = next(i for i, p in enumerate(progress) if p and "listing" not in p)
     assert not [p for p in progress[listed:] if p and "listing the recordings" in p]
     assert peak < PEAK_RSS_MB, f"the server peaked at {peak:.0f} MB"
+
+
+@contextmanager
+def cpu_hogs(n: int = 8) -> Iterator[None]:
+    """A loaded machine: ``n`` processes spinning beside the server."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def committed_chunks(home: Path) -> int:
+    snapshot = open_snapshot(home / "vector-index")
+    return 0 if snapshot is None else snapshot.live_chunks
+
+
+async def test_a_session_ended_mid_sync_keeps_what_was_embedded_on_a_loaded_machine(
+        tmp_path: Path, index_home: Path) -> None:
+    """The SDK's client closes stdin, SIGTERMs 2 s later and SIGKILLs 2 s after that: the
+    chunks embedded when the session ended are committed by then (the model run in flight
+    and the merges wait)."""
+    corpus = tmp_path / "meetings.jsonl"
+    corpus.write_text("".join(json.dumps(m) + "\n" for m in dev_meetings(MEETINGS)))
+    env = {"PLAUD_CLIENT": "mock", "PLAUD_MOCK_CORPUS": str(corpus),
+           "PLAUD_INDEX_HOME": str(index_home)}
+    state = SyncStateStore(index_home)
+    server_log = tmp_path / "server.log"
+    with cpu_hogs():
+        async with connect(env, server_log) as session:
+            await asyncio.wait_for(call(session), 60)  # starts the first sync
+            for _ in range(1200):  # until a commit is behind and much is embedded since
+                progress = SyncProgress.from_state(state.read().progress)
+                if progress and progress.committed and \
+                        progress.chunks - committed_chunks(index_home) >= 2 * GROUP_CHUNKS:
+                    break
+                await asyncio.sleep(0.25)
+            else:
+                raise AssertionError(f"the sync never got ahead of its commits: {progress}")
+            embedded = progress.chunks
+    kept = committed_chunks(index_home)
+    print(f"embedded {embedded} when the session ended, {kept} committed after it")
+    assert kept >= 0.9 * embedded, (kept, embedded, server_log.read_text()[-2000:])
+    assert lock_holder(index_home / "indexer.lock") is None

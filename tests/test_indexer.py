@@ -304,8 +304,9 @@ def test_a_stop_keeps_a_long_recording_in_part_and_the_next_cycle_embeds_only_th
         tmp_path: Path) -> None:
     source = SlowSource(long_meetings(1, 300), seconds=0.0)
     embedder = SlowEmbedder(source, seconds=0.01)
-    first = Indexer(source, embedder, tmp_path, clock=source.clock,
-                    should_stop=lambda: embedder.embedded >= 128).run_cycle()
+    seen: list[SyncProgress] = []  # what the cycle has counted as embedded (kept)
+    first = Indexer(source, embedder, tmp_path, clock=source.clock, progress=seen.append,
+                    should_stop=lambda: bool(seen) and seen[-1].chunks >= 128).run_cycle()
     assert first.stopped and first.chunks_embedded == 128
     snap = open_snapshot(tmp_path / "vector-index")
     assert snap is not None and snap.recordings[0].partial

@@ -9,13 +9,21 @@ import pty
 import re
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from helpers import SAMPLE_RECORDINGS
 
-from plaud_index.sync.progress import LogLines, ProgressLine, SyncProgress, about, reporter_for
+from plaud_index.sync.progress import (
+    LineSafeHandler,
+    LogLines,
+    ProgressLine,
+    SyncProgress,
+    about,
+    reporter_for,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -77,18 +85,60 @@ def test_stored_progress_round_trips_and_junk_is_ignored() -> None:
     assert SyncProgress.from_state(None) is None
 
 
-def test_the_terminal_line_is_redrawn_in_place_and_ended_once() -> None:
+def test_the_terminal_line_is_redrawn_in_place_and_ends_saying_where_it_stopped() -> None:
     stream = io.StringIO()
-    line = ProgressLine(stream)
+    line = ProgressLine(stream, clock=lambda: 1065.0, tick_s=0)
     line(SyncProgress(0, 0, 1000.0, phase="listing", updated=1000.0))
     line(RUNNING)
     line.finish()
     line.finish()
     out = stream.getvalue()
-    assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
-    assert "\rIndexing: listing the recordings" in out
+    assert out.count("\r") == 3 and out.endswith("\n") and out.count("\n") == 1
+    assert "\rIndexing: listing the recordings · 1m05s" in out
     assert ("Indexing: embedding · recordings 10/70 · 800 chunks · 20.0 chunks/s · about 4 "
-            "minutes left") in out
+            "minutes left · 11s") in out  # RUNNING started 11 s before the clock
+    assert "\rIndexing: stopped · recordings 10/70" in out  # not "embedding" once it ended
+
+
+def test_a_finished_line_says_done() -> None:
+    stream = io.StringIO()
+    line = ProgressLine(stream, clock=lambda: 1010.0, tick_s=0)
+    line(replace(RUNNING, done=70, committed=70))
+    line.finish()
+    assert "\rIndexing: done · recordings 70/70" in stream.getvalue()
+
+
+def test_the_line_moves_with_the_clock_while_the_work_stands_still() -> None:
+    stream = io.StringIO()
+    now = [1000.0]
+    line = ProgressLine(stream, clock=lambda: now[0], tick_s=0.01)
+    line(RUNNING)
+    for _ in range(500):  # until the ticker has redrawn with a later time
+        now[0] += 1
+        if "· 1m" in stream.getvalue():
+            break
+        time.sleep(0.01)
+    line.finish()
+    assert "· 1m" in stream.getvalue()
+
+
+def test_a_log_record_starts_on_its_own_line_and_the_live_line_comes_back() -> None:
+    stream = io.StringIO()
+    handler = LineSafeHandler(stream)
+    logger = logging.getLogger("test.progress.above")
+    logger.addHandler(handler)
+    logger.propagate = False
+    line = ProgressLine(stream, clock=lambda: 1000.0, tick_s=0)
+    try:
+        line(RUNNING)
+        logger.warning("Merged 10 segments")
+        line.finish()
+    finally:
+        logger.removeHandler(handler)
+    out = stream.getvalue()
+    before, after = out.split("Merged 10 segments\n")
+    assert before.endswith("\r")  # the live line was blanked first: nothing glued to it
+    assert after.startswith("\rIndexing: embedding")  # and drawn again below the record
 
 
 def test_plain_lines_come_once_per_commit(caplog: pytest.LogCaptureFixture) -> None:

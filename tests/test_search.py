@@ -142,6 +142,17 @@ def test_snippet_is_centred_on_the_match() -> None:
     assert abs(centre - text.index("budget")) < 40
 
 
+def test_a_match_by_meaning_only_quotes_the_line_its_moment_names() -> None:
+    """No query word in the passage (a Japanese question matched by its vector): the
+    moment is the passage's first line, and the quote opens with that line's speaker."""
+    lines = ["佐藤: " + "来期の予算について話しましょう。" * 6,
+             "田中: " + "はい、まず人件費から確認します。" * 6,
+             "佐藤: " + "広告費は前年並みでお願いします。" * 6]
+    text = "\n".join(lines)
+    snippet, match = make_snippet(text, set(query_terms("budget")))
+    assert text.count("\n", 0, match) == 0 and snippet.startswith("佐藤:")
+
+
 def test_short_text_snippet_is_the_text() -> None:
     assert make_snippet("Short  text.", {"short"})[0] == "Short text."
 

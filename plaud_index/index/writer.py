@@ -153,9 +153,9 @@ class IndexWriter:
         if file_id in self.snapshot.by_id:
             self._deletes.add(file_id)
 
-    def commit(self) -> bool:
-        """Make everything put/deleted so far durable and visible, then merge what the
-        policy asks for. False if there was nothing to do."""
+    def commit(self, merge: bool = True) -> bool:
+        """Make everything put/deleted so far durable and visible, then (``merge``) merge
+        what the policy asks for. False if there was nothing to do."""
         if not self.pending:
             return False
         seq = self.manifest.next_seq
@@ -177,7 +177,8 @@ class IndexWriter:
         self._publish(entries, loaded, dead, seq + 1)
         self._pending.clear()
         self._deletes.clear()
-        self.merge_tiers()
+        if merge:
+            self.merge_tiers()
         return True
 
     def merge_tiers(self) -> None:

@@ -79,7 +79,10 @@ class Tokens:
 
 
 class TokenStore(Protocol):
-    where: str  # for people: "macOS Keychain (…)" or the file's path
+    @property
+    def where(self) -> str:
+        """For people: "macOS Keychain (…)" or the file's path and mode."""
+        ...
 
     def load(self) -> Tokens | None: ...
 
@@ -91,7 +94,17 @@ class TokenStore(Protocol):
 class FileTokenStore:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.where = f"{path} (mode 0600)"
+
+    @property
+    def where(self) -> str:
+        """The file and its real mode; a file not yet written says so."""
+        try:
+            mode = self.path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            return f"{self.path} (not written yet: `plaud-index-mcp login` creates it)"
+        except OSError as exc:
+            return f"{self.path} (cannot be read: {exc.strerror})"
+        return f"{self.path} (mode {mode:04o})"
 
     def load(self) -> Tokens | None:
         try:

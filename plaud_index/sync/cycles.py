@@ -7,6 +7,8 @@ daemon and the search server, so each runs the same cycle the same way.
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -28,7 +30,7 @@ from ..plaud import make_source as make_plaud_source
 from ..redact import redact
 from ..sources import make_source
 from .indexer import Indexer
-from .lock import IndexerLock
+from .lock import IndexerLock, lock_holder
 from .policy import decide_deletions, mirror_deletions
 from .progress import SyncProgress, log_commits
 from .state import SyncStateStore
@@ -102,9 +104,11 @@ def run_locked_cycle(config: Config, embedder: Embedder,
         raise
     if not acquired:
         raise IndexBusyError
+    indexer = make_indexer(config, embedder, source, should_stop, progress)
     try:
-        return make_indexer(config, embedder, source, should_stop, progress).run_cycle()
+        return indexer.run_cycle()
     finally:
+        indexer.settle()
         lock.release()
 
 
@@ -173,3 +177,37 @@ class BackgroundSync:
         thread = self._thread
         if thread is not None:
             thread.join(timeout_s)
+
+
+class DetachedSync:
+    """The CLI's first sync: ``indexer --once`` in a process of its own, as the server's
+    runs on a thread, so a ``search`` on an empty or partial index answers from what is
+    committed and returns while the sync goes on (``status`` shows it). Its own session, so
+    a Ctrl-C in the terminal stops the command, not the sync; its log is ``LOG``."""
+
+    LOG = "background-sync.log"
+
+    def __init__(self, popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
+                 ) -> None:
+        self._popen = popen
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, config: Config, embedder: Callable[[], Embedder],
+              source: RecordingSource) -> bool:
+        """Start unless started here already or another process holds the indexer lock
+        (``embedder`` and ``source`` are the child's own to make)."""
+        if self.process is not None or lock_holder(config.lock_path) is not None:
+            return False
+        config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(config.home / self.LOG, "wb") as log_file:
+            self.process = self._popen(
+                [sys.executable, "-m", "plaud_index", "indexer", "--once"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
+                start_new_session=True)
+        log.debug("Started the first sync in the background (pid %s)", self.process.pid)
+        return True
+
+    def running(self, config: Config) -> bool:
+        """Still syncing: the child not yet exited, or someone holding the lock."""
+        alive = self.process is not None and self.process.poll() is None
+        return alive or lock_holder(config.lock_path) is not None

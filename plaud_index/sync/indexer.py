@@ -76,6 +76,7 @@ class Indexer:
         self.commit_seconds = commit_seconds
         self.group_chunks = group_chunks
         self.mirror = mirror  # written from the recordings this cycle fetches
+        self._queue: EmbedQueue | None = None
 
     @property
     def model(self) -> ModelInfo:
@@ -115,6 +116,12 @@ class Indexer:
                 self.mirror.save()
         return report
 
+    def settle(self, timeout_s: float | None = None) -> None:
+        """Wait for a model run a stop left in flight (``EmbedQueue.settle``); a process
+        that exits at once (the server's, after its session) need not."""
+        if self._queue is not None:
+            self._queue.settle(timeout_s)
+
     def _record_failure(self, started: float, message: str, kind: str) -> None:
         try:
             self.state.record_failure(last_attempt=started,
@@ -152,9 +159,9 @@ class Indexer:
                  "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
                  plan.processing, plan.renamed, plan.recent, plan.rolling)
         todo = plan.ids + self._mirror_backfill(listing, plan.ids, state.skipped)
+        self._queue = EmbedQueue(self.embedder, writer.known_vector, self.group_chunks)
         run = CycleWork(
-            self.source, self.chunker, writer,
-            EmbedQueue(self.embedder, writer.known_vector, self.group_chunks),
+            self.source, self.chunker, writer, self._queue,
             self.model.dim, self.clock, self.should_stop, self.report_progress,
             lambda p: self.state.update(progress=p.to_state()), self.commit_seconds,
             self.commit_every, known, todo, started,

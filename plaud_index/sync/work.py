@@ -174,12 +174,22 @@ class CycleWork:
         self._report()
 
     def _embed_group(self) -> None:
+        """One group, counted and reported model run by model run (and as the clock moves
+        while a run takes long), so the line and the sync state never stand still."""
         self.phase = "embedding"
         self._report()
-        started = self.clock()
-        embedded, failed = self.queue.embed_group()
-        self.embed_s += self.clock() - started
-        self.counts["chunks_embedded"] += embedded
+        since = self.clock()
+
+        def tick(embedded: int) -> None:
+            nonlocal since
+            now = self.clock()
+            self.embed_s += now - since
+            since = now
+            self.counts["chunks_embedded"] += embedded
+            self._report()
+
+        failed = self.queue.embed_group(self.should_stop, tick)
+        tick(0)
         for dropped in failed:
             self.chunks_seen -= len(dropped.waiting.missing)
             self.errors.append(skip(dropped.waiting.recording.file_id, dropped.error,
@@ -209,14 +219,15 @@ class CycleWork:
         (one very long recording, or a stop): its embedded chunks are indexed now under a
         content hash that never matches, so it stays searchable, is fetched again next
         cycle, and only its missing chunks are embedded then (the others are reused)."""
-        for waiting in self.queue.waiting:
+        put = False
+        for waiting in self.queue.waiting:  # more than one when a stop cut a group short
             chunks = waiting.embedded()
             if chunks and not waiting.ready:
                 record = indexed_record(waiting.recording, PARTIAL + waiting.digest,
                                         len(chunks))
                 self.writer.put(record, chunks, waiting.matrix(chunks, self.dim))
-                return True
-        return False
+                put = True
+        return put
 
     def _embed_now(self) -> bool:
         """Embed what waits when a full group is there, or when a commit waits for it: the
@@ -267,7 +278,9 @@ class CycleWork:
         self.phase, phase = "committing", self.phase
         self._report(force=True)
         started = self.clock()  # the budget runs from one commit's start to the next's
-        if self.writer.commit():
+        # a stop publishes and leaves the merges to the next cycle: the session's client
+        # kills the process a second or two after it ends the session
+        if self.writer.commit(merge=not self.should_stop()):
             self.counts["commits"] += 1
         self.committed, self.since_commit = self.done, 0
         self.last_commit = started
