@@ -138,10 +138,16 @@ def answer(config: Config, ask: Callable[[SearchService], T]) -> T:
     try:
         result = ask(service)
     except IndexNotReadyError:
-        if not sync.running(config):
+        if sync.process is None and not sync.running(config):
             raise
-        _wait_for_first_commit(service, sync)
-        result = ask(service)
+        _wait_for_first_commit(service, sync)  # (at once when the child already ended)
+        try:
+            result = ask(service)
+        except IndexNotReadyError:
+            if why := sync.failure(config):  # e.g. a full disk: no state could record it
+                raise IndexNotReadyError(f"Plaud index not available: the first sync failed: "
+                                         f"{why}") from None
+            raise
     if sync.process is not None:
         print(f"The first sync goes on in the background (pid {sync.process.pid}): "
               f"`{CLI} status` shows how far it is; its log is "

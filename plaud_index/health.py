@@ -15,14 +15,15 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
 def health(state: SyncState, now: float, interval_ms: int,
            daemon_alive: bool | None, writable: str | None = None,
            syncing: bool = False, signed_out: str | None = None,
-           mirror_error: str | None = None, indexed: int = 0) -> Health:
+           mirror_error: str | None = None, indexed: int = 0,
+           damage: str | None = None) -> Health:
     """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
     the home when it cannot be written (a read-only disk: no sync can save anything);
     ``signed_out`` says why Plaud cannot be synced when it is a source but nobody is
     signed in (the index may still answer, but it can no longer stay fresh);
     ``mirror_error`` why the Markdown mirror's last write failed; ``indexed`` how many
     recordings the index holds (an index with recordings was synced, whatever the state
-    file says)."""
+    file says); ``damage`` what a reader met since the last successful cycle."""
     interval = interval_ms / 1000
     flags: list[str] = []
     if writable:
@@ -53,6 +54,9 @@ def health(state: SyncState, now: float, interval_ms: int,
         flags.append("auth expired: run `plaud-index-mcp login`")
     elif state.last_error and (last is None or (state.last_attempt or 0) >= float(last)):
         flags.append(f"the last sync failed: {state.last_error}")
+    if damage:
+        flags.append(f"a search met damage: {damage} (the next indexer cycle rebuilds it: "
+                     "`plaud-index-mcp indexer --once`)")
     if state.skipped:
         flags.append(f"{len(state.skipped)} recording(s) skipped because they cannot be read "
                      f"(see `status --json`); they are retried every few hours")

@@ -7,12 +7,14 @@ answer is one of the result types of ``models``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any, TypeVar
 
 from .analyzer import VERSION as ANALYZER
 from .browse import ListRequest, list_recordings, summary_of
@@ -43,10 +45,11 @@ from .status import build_status
 from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
 from .sync.progress import SyncProgress, log_commits
-from .sync.state import SyncState, SyncStateStore
+from .sync.state import SyncState, SyncStateStore, note_read_damage
 from .transcript import DEFAULT_WINDOW_S, around
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 def fetch_hint(path: str | None) -> str:
     """How to read a result in full: Plaud's own MCP, or the local file."""
@@ -80,6 +83,19 @@ def make_embedder(config: Config) -> Embedder:
                     "or PLAUD_EMBED_MAX_TOKENS.", config.embed_model, spec.pooling,
                     spec.max_tokens)
     return OnnxEmbedder(resolve_model(config), spec=spec, threads=config.embed_threads)
+
+
+def _noting_damage(method: Callable[..., R]) -> Callable[..., R]:
+    """A read that meets a damaged index file records it for ``status`` (``ok`` would be a
+    lie until a cycle rebuilds it), then raises as before."""
+    @functools.wraps(method)
+    def read(self: SearchService, *args: Any, **kwargs: Any) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except IndexCorruptError as exc:
+            note_read_damage(self.config.home, str(exc))
+            raise
+    return read
 
 
 class SearchService:
@@ -190,6 +206,7 @@ class SearchService:
             lock.release()
         return self.snapshot()
 
+    @_noting_damage
     def search(self, request: SearchRequest) -> SearchResult:
         state = self.state.read()  # before the snapshot: see ``freshness``
         snap = self.ready_snapshot()
@@ -205,6 +222,7 @@ class SearchService:
         local, utc = stamps(self.config.zone, hit.created_at)
         return replace(hit, created_at=local, created_at_utc=utc)
 
+    @_noting_damage
     def browse(self, request: ListRequest) -> RecordingList:
         """Recordings newest first in the user's local days, one page."""
         state = self.state.read()
@@ -237,6 +255,7 @@ class SearchService:
                     "only the nearest recordings; the topic may never have come up.")
         return None
 
+    @_noting_damage
     def get(self, file_id: str, query: str | None = None, at_ms: int | None = None,
             window_ms: int = DEFAULT_WINDOW_S * 1000) -> RecordingInfo:
         """One recording's metadata and a few snippets (on ``query`` if given), or with

@@ -14,7 +14,7 @@ from .mirror.state import read_mirror_state
 from .models import MirrorStatus, Status
 from .plaud import auth_status
 from .sync.lock import lock_holder
-from .sync.state import SyncState
+from .sync.state import SyncState, read_damage
 
 
 def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Status:
@@ -43,7 +43,8 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
                       writable=None if _writable(config.home) else
                       str(config.home), syncing=holder is not None,
                       signed_out=signed_out, mirror_error=mirror.last_error if mirror else None,
-                      indexed=len(snap.recordings) if snap else 0),
+                      indexed=len(snap.recordings) if snap else 0,
+                      damage=read_damage(config.home, state.last_success)),
     )
 
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -350,3 +351,24 @@ def test_a_manifest_naming_one_segment_twice_is_damage_and_healed(
     listing = json.loads(text[text.index("{"):])
     assert code == 0 and listing["matched"] == SAMPLE_RECORDINGS
     assert len({r["file_id"] for r in listing["recordings"]}) == SAMPLE_RECORDINGS
+
+
+def test_damage_a_search_meets_is_named_by_status_until_a_cycle_heals_it(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Text whose checksum was made to match but that is not UTF-8: readers refuse it (the
+    deep check of a new file identity decodes it), ``status`` names it instead of ok, and
+    one cycle rebuilds it."""
+    path = target(home, ".chunks.jsonl")
+    data = bytes(b if b == ord("\n") else 0xFF for b in path.read_bytes())
+    path.write_bytes(data)
+    manifest_path = home / "vector-index" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for entry in manifest["segments"]:
+        if path.name.startswith(entry["name"]):
+            entry["files"][".chunks.jsonl"] = [len(data), zlib.crc32(data)]
+    manifest_path.write_text(json.dumps(manifest))
+    code, text = run(capsys, "search", "budget")
+    assert code == 1 and path.name in text and "Traceback" not in text, text
+    code, text = run(capsys, "status")
+    assert "Health:       ok" not in text and path.name in text, text
+    assert_one_cycle_heals(capsys)

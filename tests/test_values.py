@@ -32,7 +32,7 @@ def _swap_first_two(column: str) -> Change:
     return change
 
 
-def _set(column: str | None, value: object, row: int = 0) -> Change:
+def _set(column: str | None, value: object, row: int | slice = 0) -> Change:
     def change(a: np.ndarray) -> None:
         if column is None:
             a[row] = value
@@ -80,6 +80,7 @@ CASES: dict[tuple[str, str], Change] = {
     (ROWS, "chunk position past the text"): _set("at", 10**9, -1),
     (ROWS, "speaker positions reversed"): _set("spk", 10**6, 1),
     (ROWS, "negative length"): _set("doclen", -3),
+    (ROWS, "every length 0 beside terms"): _set("doclen", 0, slice(None)),
     (ROWS, "negative term count"): _set("nterms", -1),
     (ROWS, "negative start"): _set("start_ms", -5_000),
     (ROWS, "negative end"): _set("end_ms", -5_000, 1),
@@ -100,6 +101,8 @@ CASES: dict[tuple[str, str], Change] = {
     (POSTINGS, "negative frequency"): _set("tf", -2.0),
     (POSTINGS, "zero frequency"): _set("tf", 0.0),
     (POSTINGS, "infinite frequency"): _set("tf", np.inf),
+    (POSTINGS, "frequency of 3e38"): _set("tf", 3e38),
+    (POSTINGS, "frequency above the row's length"): _set("tf", 10_000.0),
 }
 
 

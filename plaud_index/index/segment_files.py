@@ -34,7 +34,13 @@ from .manifest import ModelInfo, SegmentEntry
 from .postings import Postings, build_postings
 from .records import ChunkRow, IndexedRecording
 from .snapshot import NO_MS, ROW, Columns, JsonLines, Segment
-from .values import postings_problem, row_problem, terms_problem, vectors_problem
+from .values import (
+    postings_problem,
+    row_problem,
+    terms_problem,
+    text_problem,
+    vectors_problem,
+)
 
 VECTORS, ROWS, SPEAKERS, CHUNKS = ".vec.npy", ".rows.npy", ".spk.npy", ".chunks.jsonl"
 TERMS, TERM_OFFSETS, POSTINGS, HEAD = ".terms.npy", ".toff.npy", ".post.npy", ".seg.json"
@@ -171,6 +177,7 @@ def load_segment(directory: Path, entry: SegmentEntry, deep: bool = True) -> Seg
         raise damaged(f"{path}{TERM_OFFSETS}", exc) from exc
     if deep:
         _check_deep(path, arrays)
+        _refuse(path, CHUNKS, text_problem(text))
     return Segment(name=entry.name, seq=seq, vectors=arrays[VECTORS], postings=postings,
                    rows=rows, speaker_ids=arrays[SPEAKERS], speakers=speakers,
                    recordings=recordings,
@@ -181,7 +188,7 @@ def _check_deep(path: Path, arrays: dict[str, np.ndarray]) -> None:
     post = arrays[POSTINGS]
     _refuse(path, TERMS, terms_problem(arrays[TERMS]))
     _refuse(path, POSTINGS, postings_problem(arrays[TERM_OFFSETS], post["row"], post["tf"],
-                                             arrays[ROWS]["nterms"]))
+                                             arrays[ROWS]["nterms"], arrays[ROWS]["doclen"]))
     _refuse(path, VECTORS, vectors_problem(arrays[VECTORS]))
 
 

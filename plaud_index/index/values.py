@@ -16,6 +16,8 @@ first for every query). Two depths, by cost:
 
 from __future__ import annotations
 
+import codecs
+
 import numpy as np
 
 from .snapshot import NO_MS, SOURCE_CODES
@@ -48,6 +50,8 @@ def row_problem(rows: np.ndarray, n_recordings: int, n_speaker_ids: int,
     # (no bound between them: an accent-free alias is a second term at one position)
     if doclen.min() < 0 or nterms.min() < 0:
         return "negative term counts"
+    if ((nterms > 0) & (doclen == 0)).any():  # terms at no position: BM25 would divide by 0
+        return "rows with terms but a length of 0"
     start, end = rows["start_ms"], rows["end_ms"]
     timed = (start != NO_MS) & (end != NO_MS)
     if ((start != NO_MS) & (start < 0)).any() or ((end != NO_MS) & (end < 0)).any() \
@@ -64,10 +68,11 @@ def terms_problem(terms: np.ndarray) -> str | None:
 
 
 def postings_problem(offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
-                     nterms: np.ndarray) -> str | None:
-    """Each term's rows strictly ascending and in range, frequencies positive and finite,
-    and each row holding as many postings as its record says (which ties the postings to
-    the rows). In blocks: the postings of 1M chunks are ~45M."""
+                     nterms: np.ndarray, doclen: np.ndarray | None = None) -> str | None:
+    """Each term's rows strictly ascending and in range, frequencies positive, finite and
+    at most the row's length (a term occurs at most once per position), and each row
+    holding as many postings as its record says (which ties the postings to the rows). In
+    blocks: the postings of 1M chunks are ~45M."""
     n_rows, n = len(nterms), len(rows)
     # positions where a term's list begins: no order holds across that step
     firsts = np.zeros(n + 1, dtype=bool)
@@ -84,7 +89,10 @@ def postings_problem(offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
         freqs = np.asarray(tfs[lo:hi])
         if not (np.isfinite(freqs).all() and freqs.min() > 0):
             return "term frequencies that are not positive numbers"
-        counts += np.bincount(block[1:] if lo else block, minlength=n_rows)
+        block_rows = block[1:] if lo else block
+        if doclen is not None and (freqs > np.asarray(doclen)[block_rows]).any():
+            return "term frequencies above their row's length"
+        counts += np.bincount(block_rows, minlength=n_rows)
     if not np.array_equal(counts, nterms):
         return "postings that do not match the rows' term counts"
     return None
@@ -99,4 +107,22 @@ def vectors_problem(vectors: np.ndarray) -> str | None:
         if not good.all():
             row = lo + int(np.flatnonzero(~good)[0])
             return f"row {row} is not a unit vector (norm {norms[row - lo]:.3g})"
+    return None
+
+
+BLOCK_TEXT = 1 << 24  # bytes of chunk text decoded at a time
+
+
+def text_problem(text: bytes | memoryview | np.ndarray) -> str | None:
+    """The chunk text is UTF-8 throughout (a result's text is read one line at a time, so a
+    damaged line would otherwise surface only when some search shows it)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(text).cast("B") if not isinstance(text, np.ndarray) else \
+        memoryview(text.view(np.uint8))
+    try:
+        for lo in range(0, len(view), BLOCK_TEXT):
+            decoder.decode(view[lo:lo + BLOCK_TEXT])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        return f"text that is not UTF-8 ({exc.reason})"
     return None

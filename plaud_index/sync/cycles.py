@@ -7,6 +7,7 @@ daemon and the search server, so each runs the same cycle the same way.
 from __future__ import annotations
 
 import logging
+import shutil
 import subprocess
 import sys
 import threading
@@ -179,6 +180,9 @@ class BackgroundSync:
             thread.join(timeout_s)
 
 
+FULL_DISK_BYTES = 64 * 1024  # free space under which a silent failure is the full disk
+
+
 class DetachedSync:
     """The CLI's first sync: ``indexer --once`` in a process of its own, as the server's
     runs on a thread, so a ``search`` on an empty or partial index answers from what is
@@ -206,6 +210,25 @@ class DetachedSync:
                 start_new_session=True)
         log.debug("Started the first sync in the background (pid %s)", self.process.pid)
         return True
+
+    def failure(self, config: Config) -> str | None:
+        """The message the child ended on, when it exited with an error."""
+        if self.process is None or self.process.poll() in (None, 0):
+            return None
+        try:
+            lines = (config.home / self.LOG).read_text(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        said = [line.removeprefix("plaud-index-mcp: ") for line in lines
+                if line.startswith("plaud-index-mcp: ")]
+        if said:
+            return said[-1]
+        # nothing in its log: on a full disk not even the message that says so fits
+        if shutil.disk_usage(config.home).free < FULL_DISK_BYTES:
+            return (f"the disk holding {config.home} is full: free some space, then run "
+                    "`plaud-index-mcp indexer --once`")
+        return (f"it exited with status {self.process.returncode}; run `plaud-index-mcp "
+                "indexer --once` to see why")
 
     def running(self, config: Config) -> bool:
         """Still syncing: the child not yet exited, or someone holding the lock."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -193,3 +195,29 @@ class SyncStateStore:
         log.warning("The disk holding %s is full: released the reserve to record it",
                     self.home)
         return True
+
+
+# Damage a reader met (a search or ``get`` whose index file turned out damaged): readers
+# cannot repair it, the next cycle does, so until a cycle succeeds after it ``status``
+# names it instead of saying ok.
+READ_DAMAGE = "read-damage.json"
+
+
+def note_read_damage(home: Path, message: str, clock: Callable[[], float] = time.time
+                     ) -> None:
+    try:
+        write_json_atomic(home / READ_DAMAGE, {"at": clock(), "error": message[:2000]})
+    except OSError as exc:  # a reader on a read-only or full disk: the error still reaches
+        log.warning("Cannot record the damage in %s: %s", home, exc.strerror or exc)
+
+
+def read_damage(home: Path, since: float | None) -> str | None:
+    """The damage a reader met after ``since`` (the last successful cycle), if any."""
+    try:
+        data = json.loads(read_state_file(home / READ_DAMAGE))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("error"), str) or \
+            not isinstance(data.get("at"), (int, float)):
+        return None
+    return data["error"] if since is None or data["at"] > since else None
