@@ -62,7 +62,8 @@ from .service import SearchService, make_embedder
 from .status import mirror_status
 from .sync.cycles import DetachedSync, run_locked_cycle, run_mirror_pass
 from .sync.daemon import run_daemon
-from .sync.progress import LineSafeHandler, SyncProgress, reporter_for
+from .sync.progress import SyncProgress
+from .sync.terminal import LineSafeHandler, reporter_for
 from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 
 log = logging.getLogger("plaud_index")

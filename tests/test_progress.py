@@ -16,14 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import SAMPLE_RECORDINGS
 
-from plaud_index.sync.progress import (
-    LineSafeHandler,
-    LogLines,
-    ProgressLine,
-    SyncProgress,
-    about,
-    reporter_for,
-)
+from plaud_index.sync.progress import LogLines, SyncProgress, about
+from plaud_index.sync.terminal import LineSafeHandler, ProgressLine, reporter_for
 
 REPO = Path(__file__).resolve().parent.parent
 

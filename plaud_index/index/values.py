@@ -17,6 +17,7 @@ first for every query). Two depths, by cost:
 from __future__ import annotations
 
 import codecs
+from typing import Any
 
 import numpy as np
 
@@ -113,12 +114,12 @@ def vectors_problem(vectors: np.ndarray) -> str | None:
 BLOCK_TEXT = 1 << 24  # bytes of chunk text decoded at a time
 
 
-def text_problem(text: bytes | memoryview | np.ndarray) -> str | None:
-    """The chunk text is UTF-8 throughout (a result's text is read one line at a time, so a
-    damaged line would otherwise surface only when some search shows it)."""
+def text_problem(text: Any) -> str | None:
+    """The chunk text (bytes or a read-only map) is UTF-8 throughout: a result's text is
+    read one line at a time, so a damaged line would otherwise surface only when some
+    search shows it."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(text).cast("B") if not isinstance(text, np.ndarray) else \
-        memoryview(text.view(np.uint8))
+    view = memoryview(text)
     try:
         for lo in range(0, len(view), BLOCK_TEXT):
             decoder.decode(view[lo:lo + BLOCK_TEXT])
