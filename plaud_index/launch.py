@@ -86,12 +86,21 @@ def find_uvx(environ: dict[str, str] | os._Environ[str],
     raise ConfigError(UVX_MISSING)
 
 
+# How this machine reaches the network (a proxy, a company's certificate authority). A GUI
+# client has these from the system (macOS hands apps its proxy and trust settings), so the
+# check keeps them: without them uvx cannot reach the package index behind such a proxy,
+# and the check would test the network instead of the command we write.
+NETWORK_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY",
+                     "ALL_PROXY", "NO_PROXY")
+
+
 def client_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
     """The environment a GUI client gives a server: a minimal PATH, the user's identity
-    and locale, and the settings a config's ``env`` may carry (``PLAUD_*``, uv's and the
-    model hub's), nothing else of this shell."""
+    and locale, the machine's network settings, and the settings a config's ``env`` may
+    carry (``PLAUD_*``, uv's and the model hub's), nothing else of this shell."""
     kept = {k: v for k, v in environ.items()
             if k in ("HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "SYSTEMROOT")
+            or k.upper() in NETWORK_VARIABLES
             or k.startswith(("PLAUD_", "UV_", "HF_"))}
     return {**kept, "PATH": GUI_PATH}
 

@@ -15,7 +15,8 @@ import tomllib
 
 from plaud_index.client_config import config_path, install, merge_toml, snippet
 from plaud_index.errors import ConfigError
-from plaud_index.launch import Launch, check_launch, in_uv_cache, this_launch, uvx_spec
+from plaud_index.launch import (Launch, check_launch, client_environment, in_uv_cache,
+                                this_launch, uvx_spec)
 
 REPO = Path(__file__).resolve().parent.parent
 UVX = Launch("uvx", ("plaud-index-mcp",))
@@ -108,6 +109,17 @@ def test_the_check_runs_the_command_with_a_gui_clients_path() -> None:
         "sys.exit(4) if os.environ['PATH'] != '/usr/bin:/bin:/usr/sbin:/sbin' else None; "
         "sys.argv = ['plaud_index']; runpy.run_module('plaud_index', run_name='__main__')")
     assert check_launch(Launch(sys.executable, ("-c", only_with_gui_path)), timeout_s=60) > 0
+
+
+def test_the_check_keeps_the_machines_network_settings_and_drops_the_shells() -> None:
+    # uvx behind a company proxy needs its certificate authority; a GUI client has it from
+    # the system, so the check must too (CI's package index sits behind such a proxy).
+    shell = {"HOME": "/h", "PATH": "/opt/bin:/usr/bin", "SSL_CERT_FILE": "/etc/ca.pem",
+             "https_proxy": "http://proxy:3128", "UV_INDEX_URL": "https://i", "PLAUD_X": "1",
+             "VIRTUAL_ENV": "/v", "PYTHONPATH": "/src", "EDITOR": "vim"}
+    assert client_environment(shell) == {
+        "HOME": "/h", "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "SSL_CERT_FILE": "/etc/ca.pem",
+        "https_proxy": "http://proxy:3128", "UV_INDEX_URL": "https://i", "PLAUD_X": "1"}
 
 
 def test_a_bare_uvx_command_is_refused_as_a_gui_client_would_fail_it() -> None:
