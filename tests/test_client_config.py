@@ -15,8 +15,14 @@ import tomllib
 
 from plaud_index.client_config import config_path, install, merge_toml, snippet
 from plaud_index.errors import ConfigError
-from plaud_index.launch import (Launch, check_launch, client_environment, in_uv_cache,
-                                this_launch, uvx_spec)
+from plaud_index.launch import (
+    Launch,
+    check_launch,
+    client_environment,
+    in_uv_cache,
+    this_launch,
+    uvx_spec,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 UVX = Launch("uvx", ("plaud-index-mcp",))
