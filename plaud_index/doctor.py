@@ -156,6 +156,9 @@ def check_daemon(config: Config, service: SearchService) -> Check:
                  f"run `{CLI} install-agent` to keep it fresh")
 
 
+BROKEN = ("the last sync failed", "a search met damage")  # health flags no wait heals
+
+
 def check_index(config: Config, service: SearchService) -> Check:
     try:
         snap = service.snapshot()
@@ -169,6 +172,9 @@ def check_index(config: Config, service: SearchService) -> Check:
     summary = f"{status.recordings} recordings, {status.chunks} chunks"
     if status.language_advice:
         flags.append(status.language_advice)
+    if any(f.startswith(BROKEN) for f in flags):  # stale or incomplete is a warning; this is not
+        return Check("index", "fail", f"{summary}; " + "; ".join(flags),
+                     f"do what the message says, then run `{CLI} indexer --once` to check")
     if flags:
         return Check("index", "warn", f"{summary}; " + "; ".join(flags))
     return Check("index", "ok", f"{summary}, fresh")

@@ -125,6 +125,9 @@ def storage_error(exc: OSError, home: Path) -> StorageError:
         what = f"the disk holding {home} is full: free some space"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         what = f"{where} cannot be written ({exc.strerror}): check that {home} is writable"
+    elif exc.errno in (errno.EISDIR, errno.ENOTDIR):
+        # something made a folder where a file of ours goes (or the other way round)
+        what = f"{where} is in the way ({exc.strerror}): move it away, nothing else is needed"
     else:
         what = f"writing {where} failed ({exc.strerror or exc})"
     return StorageError(f"The index was not updated: {what}. Everything committed before is "

@@ -372,3 +372,26 @@ def test_damage_a_search_meets_is_named_by_status_until_a_cycle_heals_it(
     code, text = run(capsys, "status")
     assert "Health:       ok" not in text and path.name in text, text
     assert_one_cycle_heals(capsys)
+
+
+def test_a_row_only_a_search_can_find_damaged_is_named_by_status_after_the_search(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Valid UTF-8 that is no longer JSON, checksum matched: the open checks pass (rows are
+    parsed only when shown), so status is ok until a search meets the row; from then on
+    status names the file (read-damage.json) until one cycle rebuilds it."""
+    manifest_path = home / "vector-index" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for entry in manifest["segments"]:  # every segment: whichever one a search shows
+        path = home / "vector-index" / f"{entry['name']}.chunks.jsonl"
+        data = path.read_bytes().replace(b'{"', b'x"')
+        path.write_bytes(data)
+        entry["files"][".chunks.jsonl"] = [len(data), zlib.crc32(data)]
+    manifest_path.write_text(json.dumps(manifest))
+    code, text = run(capsys, "status")
+    assert "Health:       ok" in text, "the open checks were meant to pass: " + text
+    code, text = run(capsys, "search", "budget")
+    assert code == 1 and ".chunks.jsonl is damaged" in text and "Traceback" not in text, text
+    named = text[text.index("seg-"):text.index(".chunks.jsonl")]
+    code, text = run(capsys, "status")
+    assert "Health:       ok" not in text and named in text, text
+    assert_one_cycle_heals(capsys)

@@ -132,3 +132,22 @@ def test_the_port_a_login_just_used_is_free_though_a_socket_waits_in_time_wait(
         config.plaud, callback_url=f"http://127.0.0.1:{port}/auth/callback"))
     check = check_callback_port(used)
     assert check.status == "ok", check.detail
+
+
+def test_a_cycle_failing_on_a_folder_in_its_locks_place_fails_the_index_check_with_the_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from plaud_index.cli import main
+
+    monkeypatch.setenv("PLAUD_CLIENT", "mock")
+    monkeypatch.setenv("PLAUD_EMBEDDER", "mock")
+    config = load_config()
+    assert main(["indexer", "--once"]) == 0
+    (config.home / "indexer.lock").unlink(missing_ok=True)
+    (config.home / "indexer.lock").mkdir()
+    assert main(["indexer", "--once"]) == 1
+    status, detail, fix = by_name(config)["index"]
+    assert status == "fail" and "indexer.lock is in the way" in detail and "move it away" in detail
+    assert fix and "indexer --once" in fix
+    (config.home / "indexer.lock").rmdir()
+    assert main(["indexer", "--once"]) == 0
+    assert by_name(config)["index"][0] == "ok"

@@ -389,6 +389,7 @@ def test_a_cycle_failing_on_its_lock_or_state_file_is_on_record_and_status_says_
         run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(3)))
     flags = status_flags()
     assert any("the last sync failed" in f for f in flags), flags
+    assert any(broken in f and "move it away" in f for f in flags), flags  # what to do
     assert not any("never synced" in f for f in flags), flags
     path.rmdir()
     assert run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(3))).added == 1

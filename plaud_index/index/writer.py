@@ -47,15 +47,19 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
 
 
-def open_writer(directory: Path, model: ModelInfo, clock: Clock = time.time) -> IndexWriter:
+def open_writer(directory: Path, model: ModelInfo, clock: Clock = time.time,
+                damage_met: str | None = None) -> IndexWriter:
     """A writer for ``model``. A different model than the live index builds a new index
     beside it (``manifest.next.json``) that replaces the old one on ``promote()``; so does
-    a live index that cannot be trusted (a damaged or missing file): the source is the
-    truth, and it is indexed again. An index whose postings an older analyser made is
-    re-tokenised first (vectors are kept)."""
+    a live index that cannot be trusted (a damaged or missing file, or one named in
+    ``damage_met``, what a reader met since the last good cycle: damage in a row the checks
+    at open do not parse): the source is the truth, and it is indexed again. An index whose
+    postings an older analyser made is re-tokenised first (vectors are kept)."""
     _make_dir(directory)
     try:
         live = read_manifest(directory / MANIFEST)
+        if live is not None and damage_met:
+            _refuse_named(live, damage_met)
         if live is None or live.model == model:
             writer = IndexWriter(directory, MANIFEST, live, model, clock)
             writer.upgrade()
@@ -67,6 +71,13 @@ def open_writer(directory: Path, model: ModelInfo, clock: Clock = time.time) -> 
         log.error("%s Rebuilding the index beside it; it replaces the damaged one when "
                   "complete.", exc)
     return _staged_writer(directory, model, clock)
+
+
+def _refuse_named(live: Manifest, damage_met: str) -> None:
+    """A reader's message names the file it met damaged; segment names are unique (a
+    sequence number and a content hash), so a live segment named there is the damage."""
+    if any(entry.name in damage_met for entry in live.segments):
+        raise IndexCorruptError(damage_met)
 
 
 def _make_dir(directory: Path) -> None:

@@ -37,7 +37,7 @@ from ..redact import redact
 from .embedding import GROUP_CHUNKS, EmbedQueue
 from .policy import DeletionDecision, decide_deletions, mirror_deletions, plan_fetches
 from .progress import SyncProgress, log_commits
-from .state import SyncState, SyncStateStore
+from .state import SyncState, SyncStateStore, read_damage
 from .work import CycleWork, content_hash, indexed_record
 
 __all__ = ["Indexer", "content_hash", "indexed_record"]
@@ -148,7 +148,8 @@ class Indexer:
         """Returns the report and what the next cycle must remember."""
         self.state.update(progress=SyncProgress(0, 0, started, phase="listing",
                                                 updated=started).to_state())
-        writer = open_writer(self.index_dir, self.model, self.clock)
+        writer = open_writer(self.index_dir, self.model, self.clock,
+                             damage_met=read_damage(self.state.home, state.last_success))
         listing = self.source.list_recordings(tail_hint=state.list_tail)
         known = writer.recordings()
         checked = {k: v for k, v in state.checked.items() if k in listing}
