@@ -15,13 +15,13 @@ from .settings import (
     DEFAULT_WEB_BASE,
     DETAIL_INTERVAL_S,
     LOGIN_TIMEOUT_S,
+    PlaudConfig,
     PlaudSettings,
     plaud_settings,
 )
 from .source import PlaudSource, RecordingSource, make_source, token_store
 
 if TYPE_CHECKING:
-    from ..config import Config
     from ..models import AuthStatus
 
 __all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "LOGIN_TIMEOUT_S", "PlaudSettings",
@@ -29,7 +29,7 @@ __all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "LOGIN_TIMEOUT_S", "PlaudSet
            "sign_in", "sign_out", "token_store"]
 
 
-def sign_in(config: Config, open_browser: Callable[[str], object] | None,
+def sign_in(config: PlaudConfig, open_browser: Callable[[str], object] | None,
             announce: Callable[[str], object] | None = None) -> str:
     """The browser sign-in (OAuth PKCE); returns who signed in, e.g. ``Ada (ada@x.org)``."""
     from .account import sign_in as run
@@ -37,14 +37,14 @@ def sign_in(config: Config, open_browser: Callable[[str], object] | None,
     return run(config, open_browser, announce)
 
 
-def auth_status(config: Config, online: bool = False) -> AuthStatus:
+def auth_status(config: PlaudConfig, online: bool = False) -> AuthStatus:
     """Who is signed in, how, until when; with ``online``, whether Plaud accepts it now."""
     from .account import auth_status as run
 
     return run(config, online)
 
 
-def sign_out(config: Config) -> bool:
+def sign_out(config: PlaudConfig) -> bool:
     """Revoke (best effort) and delete the local tokens; False if nobody was signed in."""
     from .account import sign_out as run
 

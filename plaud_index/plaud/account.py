@@ -13,25 +13,23 @@ import webbrowser
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import PlaudAuthError, PlaudIndexError, PlaudUnreachableError, TokenStoreError
 from ..fsio import read_state_file, write_json_atomic
 from ..models import AuthStatus
 from .api import PlaudClient
 from .auth import TokenManager, login
+from .settings import PlaudConfig
 from .source import token_store
 from .transport import Transport
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 log = logging.getLogger(__name__)
 
 ACCOUNT_FILE = "account.json"
 
 
-def _client(config: Config) -> PlaudClient:
+def _client(config: PlaudConfig) -> PlaudClient:
     transport = Transport()
     manager = TokenManager(token_store(config), config.plaud, transport,
                            config.home / "refresh.lock")
@@ -45,7 +43,7 @@ def describe_user(user: dict[str, Any]) -> str:
     return f"{name} ({email})" if email and email != name else str(name or "unknown")
 
 
-def sign_in(config: Config, open_browser: Callable[[str], object] | None = webbrowser.open,
+def sign_in(config: PlaudConfig, open_browser: Callable[[str], object] | None = webbrowser.open,
             announce: Callable[[str], object] | None = None) -> str:
     """The browser sign-in (OAuth PKCE); returns who signed in, e.g. ``Ada (ada@x.org)``."""
     login(config.plaud, token_store(config), Transport(), open_browser=open_browser,
@@ -56,7 +54,7 @@ def sign_in(config: Config, open_browser: Callable[[str], object] | None = webbr
     return account
 
 
-def sign_out(config: Config) -> bool:
+def sign_out(config: PlaudConfig) -> bool:
     """Revoke (best effort) and delete the local tokens; False if nobody was signed in."""
     store = token_store(config)
     if store.load() is None:
@@ -70,7 +68,7 @@ def sign_out(config: Config) -> bool:
     return True
 
 
-def _remembered(config: Config) -> str | None:
+def _remembered(config: PlaudConfig) -> str | None:
     try:
         data = json.loads(read_state_file(config.home / ACCOUNT_FILE))
     except (OSError, ValueError):
@@ -79,7 +77,7 @@ def _remembered(config: Config) -> str | None:
     return account if isinstance(account, str) else None
 
 
-def auth_status(config: Config, online: bool = False) -> AuthStatus:
+def auth_status(config: PlaudConfig, online: bool = False) -> AuthStatus:
     """Who is signed in, how, until when, where the token lives; with ``online``, whether
     Plaud accepts it now (a network call: distinct answers for unreachable and expired)."""
     base = config.plaud.api_base

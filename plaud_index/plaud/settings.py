@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlparse
 
+from ..clock import UserZone
 from ..errors import ConfigError
 
 DEFAULT_CLIENT_ID = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"  # @plaud-ai/mcp's public id
@@ -54,3 +57,30 @@ def plaud_settings(env: Mapping[str, str]) -> PlaudSettings:
         or f"{api}/oauth/third-party/access-token/refresh",
         callback_url=callback,
     )
+
+
+class PlaudConfig(Protocol):
+    """What this package reads of the program's configuration. ``Config`` has these; they
+    are declared here so ``plaud/`` never imports ``config`` (which imports this package
+    for the settings above), type hints included."""
+
+    @property
+    def home(self) -> Path: ...
+    @property
+    def client(self) -> str: ...
+    @property
+    def mock_corpus(self) -> Path | None: ...
+    @property
+    def plaud(self) -> PlaudSettings: ...
+    @property
+    def web_token(self) -> str | None: ...
+    @property
+    def web_base(self) -> str: ...
+    @property
+    def detail_interval_s(self) -> float: ...
+    @property
+    def legacy_tokens(self) -> Path | None: ...
+    @property
+    def login_timeout_s(self) -> float: ...
+    @property
+    def zone(self) -> UserZone: ...

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import PlaudAuthError
 from ..models import Listed, Recording
 from .documents import normalize_listing, normalize_recording
+from .settings import PlaudConfig
 
 if TYPE_CHECKING:
-    from ..config import Config
     from .tokens import TokenStore
 
 
@@ -78,13 +78,13 @@ class PlaudSource:
         return normalize_recording(self.client.get_file(self._remote.get(file_id, file_id)))
 
 
-def token_store(config: Config) -> TokenStore:
+def token_store(config: PlaudConfig) -> TokenStore:
     from .tokens import default_store
 
     return default_store(config.home)
 
 
-def make_source(config: Config) -> RecordingSource:
+def make_source(config: PlaudConfig) -> RecordingSource:
     """The mock corpus with ``PLAUD_CLIENT=mock``; the web API with ``PLAUD_API_TOKEN``;
     otherwise the signed-in Plaud account."""
     from .api import PlaudClient
