@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlparse
 
-from ..clock import UserZone
 from ..errors import ConfigError
+
+if TYPE_CHECKING:  # names in the protocol's hints; this module stays pure
+    from pathlib import Path
+
+    from ..clock import UserZone
 
 DEFAULT_CLIENT_ID = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"  # @plaud-ai/mcp's public id
 DEFAULT_AUTH_URL = "https://web.plaud.ai/platform/oauth"
