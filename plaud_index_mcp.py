@@ -6,7 +6,7 @@ import sys
 
 
 def main() -> int:
-    from plaud_index import lifeline
+    from plaud_index.server import lifeline
 
     if lifeline.serves_mcp(sys.argv[1:]):
         lifeline.hold()  # before the heavy imports: a parent that dies now still counts

@@ -14,7 +14,7 @@ from plaud_index import __version__  # noqa: E402
 REQUIRED = {
     "plaud_index_mcp.py",
     "plaud_index/__init__.py",
-    "plaud_index/server.py",
+    "plaud_index/server/tools.py",
     "plaud_index/py.typed",
     "plaud_index/plaud/sample_corpus.jsonl",
     "plaud_index/model_data/all-MiniLM-L6-v2-tokenizer.json",

@@ -1,6 +1,6 @@
 import sys
 
-from . import lifeline
+from .server import lifeline
 
 if lifeline.serves_mcp(sys.argv[1:]):
     lifeline.hold()  # before the heavy imports below: a parent that dies now still counts

@@ -372,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.verbose)
     raise_open_file_limit()
     if args.command is None:
-        from .server import serve  # the only path that imports mcp
+        from .server.tools import serve  # the only path that imports mcp
 
         return serve(load_config())
     try:

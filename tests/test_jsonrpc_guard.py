@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plaud_index.jsonrpc_guard import INVALID_REQUEST, PARSE_ERROR, refusal
+from plaud_index.server.jsonrpc_guard import INVALID_REQUEST, PARSE_ERROR, refusal
 
 REPO = Path(__file__).resolve().parent.parent
 DEEP = "[" * 100_000 + "]" * 100_000
