@@ -17,8 +17,8 @@ REQUIRED = {
     "plaud_index/server/tools.py",
     "plaud_index/py.typed",
     "plaud_index/plaud/sample_corpus.jsonl",
-    "plaud_index/model_data/all-MiniLM-L6-v2-tokenizer.json",
-    "plaud_index/model_data/NOTICE",
+    "plaud_index/embedding/model_data/all-MiniLM-L6-v2-tokenizer.json",
+    "plaud_index/embedding/model_data/NOTICE",
 }
 FORBIDDEN_PREFIXES = ("tests/", "bench/", ".ci/", ".github/", "launchd/")
 

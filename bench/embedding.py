@@ -98,7 +98,7 @@ def _raw_batch(session: Any) -> Any:
 
 def _shipped(name: str) -> tuple[Any, Any, Any]:
     """The tree's own embedder: its query path, and its passage path for batches."""
-    from plaud_index import embedder as module
+    from plaud_index.embedding import embedder as module
 
     embedder = module.OnnxEmbedder(packaged_files())
     rng = np.random.default_rng(0)

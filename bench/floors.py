@@ -22,7 +22,7 @@ import numpy as np
 
 
 def packaged_files() -> Any:
-    from plaud_index.model_files import packaged
+    from plaud_index.embedding.files import packaged
 
     files = packaged()
     assert files is not None, "bash .ci/setup first: the packaged model is needed"

@@ -87,8 +87,8 @@ def _recording(index: int, rng: np.random.Generator) -> tuple[Any, list[Any], np
 
 
 def _model() -> Any:
+    from plaud_index.embedding.files import PACKAGED_MODEL_ID, packaged
     from plaud_index.index.manifest import ModelInfo
-    from plaud_index.model_files import PACKAGED_MODEL_ID, packaged
 
     files = packaged()
     assert files is not None, "bash .ci/setup first: the packaged model is needed"

@@ -39,9 +39,9 @@ from floors import median_ms, raw_query_embedder  # noqa: E402
 
 from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
+from plaud_index.embedding.files import resolve_model  # noqa: E402
 from plaud_index.index.manifest import ModelInfo  # noqa: E402
 from plaud_index.index.writer import open_writer  # noqa: E402
-from plaud_index.model_files import resolve_model  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
 from plaud_index.sync.indexer import content_hash, indexed_record  # noqa: E402

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .clock import UTC, UserZone
-from .model_specs import POOLINGS
+from .embedding.specs import POOLINGS
 from .plaud import (
     DEFAULT_WEB_BASE,
     DETAIL_INTERVAL_S,

@@ -20,15 +20,15 @@ from .analyzer import VERSION as ANALYZER
 from .browse import ListRequest, list_recordings, summary_of
 from .clock import format_clock, stamps, today
 from .config import Config
-from .embedder import Embedder, HashEmbedder, OnnxEmbedder
+from .embedding.embedder import Embedder, HashEmbedder, OnnxEmbedder
+from .embedding.files import resolve_model
+from .embedding.specs import model_spec
 from .errors import IndexCorruptError, IndexNotReadyError, SourceError, UnknownRecordingError
 from .index.manifest import SCHEMA_VERSION
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
 from .index.trust import distrust
 from .index.writer import open_writer
-from .model_files import resolve_model
-from .model_specs import model_spec
 from .models import (
     Hit,
     IndexInfo,

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 from .config import Config
+from .embedding.languages import index_advice
 from .health import health
 from .index.snapshot import Snapshot
-from .languages import index_advice
 from .mirror.state import read_mirror_state
 from .models import MirrorStatus, Status
 from .plaud import auth_status

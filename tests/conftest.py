@@ -15,8 +15,8 @@ import pytest
 from fake_plaud import FakePlaud
 
 from plaud_index.config import ENV_VARS, Config, build_config
-from plaud_index.embedder import HashEmbedder, OnnxEmbedder
-from plaud_index.model_files import packaged
+from plaud_index.embedding.embedder import HashEmbedder, OnnxEmbedder
+from plaud_index.embedding.files import packaged
 from plaud_index.plaud.auth import login
 from plaud_index.plaud.settings import plaud_settings
 from plaud_index.plaud.tokens import default_store

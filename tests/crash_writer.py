@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from helpers import indexed, make_chunks
 
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.writer import IndexWriter, open_writer
 

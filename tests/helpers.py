@@ -95,7 +95,7 @@ def build_snapshot(directory: Any, raws: list[dict[str, Any]], *,
     chunker and writer) → its snapshot. ``segment_each``: one commit per recording, so
     readers must span segments."""
     from plaud_index.chunker import Chunker
-    from plaud_index.embedder import HashEmbedder
+    from plaud_index.embedding.embedder import HashEmbedder
     from plaud_index.index.manifest import ModelInfo
     from plaud_index.index.store import open_snapshot
     from plaud_index.index.writer import open_writer

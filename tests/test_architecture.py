@@ -139,7 +139,7 @@ def test_outside_plaud_only_its_interface_is_used() -> None:
 
 
 def test_plaud_never_imports_the_index_or_the_stages_after_it() -> None:
-    later = ("index", "sync", "search", "service", "server", "cli", "chunker", "embedder")
+    later = ("index", "sync", "search", "service", "server", "cli", "chunker", "embedding")
     for module in (m for m in MODULES if m == "plaud" or m.startswith("plaud.")):
         assert not {i for i in package_imports(module) if i.split(".")[0] in later}, module
 
@@ -177,6 +177,6 @@ def test_no_print_outside_the_cli() -> None:
 def test_data_flows_one_way() -> None:
     # search ranks what the store gives it; it never reaches back into I/O modules.
     assert not package_imports("search") & {"index.store", "index.writer", "sync.indexer",
-                                            "service", "embedder", "server.tools"}
+                                            "service", "embedding.embedder", "server.tools"}
     assert not package_imports("plaud.documents") & {"chunker", "index.store", "search"}
-    assert not package_imports("chunker") & {"index.store", "search", "embedder"}
+    assert not package_imports("chunker") & {"index.store", "search", "embedding.embedder"}

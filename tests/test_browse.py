@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from plaud_index.browse import decode_cursor, list_recordings, make_list_request, summary_of
 from plaud_index.chunker import Chunker
 from plaud_index.clock import UserZone, stamps, today
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
 from plaud_index.index.records import ChunkRow
 from plaud_index.index.snapshot import Snapshot

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.chunker import TARGET_CHARS, Chunker, estimate_tokens
-from plaud_index.embedder import OnnxEmbedder
+from plaud_index.embedding.embedder import OnnxEmbedder
 from plaud_index.models import NoteSection, Recording, Utterance
 
 WHEN = datetime(2026, 3, 2, 10, 0, tzinfo=timezone.utc)

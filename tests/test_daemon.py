@@ -18,7 +18,7 @@ from fake_plaud import FakePlaud, Rule
 from helpers import SAMPLE_RECORDINGS
 
 from plaud_index.config import build_config
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import PlaudAuthError, PlaudTransientError
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.trust import VERIFIED

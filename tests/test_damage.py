@@ -241,7 +241,7 @@ def test_every_single_byte_flip_in_every_array_header_is_damage_or_harmless(
     """Every byte of the header of every .npy file of a segment, flipped one at a time:
     opening and searching either works or is the damage error naming the file (numpy
     parses headers with tokenize and ast: their errors must not escape)."""
-    from plaud_index.embedder import HashEmbedder
+    from plaud_index.embedding.embedder import HashEmbedder
     from plaud_index.errors import IndexCorruptError
     from plaud_index.index.store import open_snapshot
     from plaud_index.search import make_request, rank

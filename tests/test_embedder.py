@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from plaud_index.config import build_config
-from plaud_index.embedder import HashEmbedder, OnnxEmbedder
-from plaud_index.errors import ModelUnavailableError
-from plaud_index.model_files import (
+from plaud_index.embedding.embedder import HashEmbedder, OnnxEmbedder
+from plaud_index.embedding.files import (
     PACKAGED_MODEL_ID,
     ModelFiles,
     hub_download,
@@ -22,6 +21,7 @@ from plaud_index.model_files import (
     resolve_model,
     sha256_file,
 )
+from plaud_index.errors import ModelUnavailableError
 
 
 def test_real_model_embeds_normalised_384_d_vectors(real_embedder: OnnxEmbedder) -> None:
@@ -169,7 +169,7 @@ def test_unreachable_hub_fails_fast_with_how_to(tmp_path: Path,
 
 
 def test_the_packaged_tokenizer_is_checked_against_its_recorded_hash(tmp_path: Path) -> None:
-    from plaud_index.model_files import TOKENIZER, TOKENIZER_SHA256, packaged, sha256_file
+    from plaud_index.embedding.files import TOKENIZER, TOKENIZER_SHA256, packaged, sha256_file
 
     assert sha256_file(TOKENIZER) == TOKENIZER_SHA256
     altered = tmp_path / "tokenizer.json"

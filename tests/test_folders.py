@@ -13,7 +13,7 @@ import pytest
 from helpers import FakeSource, detail
 
 from plaud_index.config import build_config
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import PlaudTransientError
 from plaud_index.folders.formats import parse_file
 from plaud_index.folders.source import FolderSource, root_prefix

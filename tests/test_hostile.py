@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from helpers import FakeSource, detail
 
-from plaud_index.embedder import HashEmbedder, OnnxEmbedder
+from plaud_index.embedding.embedder import HashEmbedder, OnnxEmbedder
 from plaud_index.index.store import open_snapshot
 from plaud_index.plaud import PlaudSource
 from plaud_index.search import make_request, search

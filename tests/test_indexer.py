@@ -10,7 +10,7 @@ import pytest
 from helpers import FakeSource, detail
 
 from plaud_index.config import Config
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError, SourceError
 from plaud_index.index.store import open_snapshot
 from plaud_index.sync.cycles import run_locked_cycle

@@ -12,8 +12,8 @@ import pytest
 
 from plaud_index.config import build_config
 from plaud_index.doctor import check_index
-from plaud_index.embedder import OnnxEmbedder
-from plaud_index.languages import english_only_advice, language_of, language_shares
+from plaud_index.embedding.embedder import OnnxEmbedder
+from plaud_index.embedding.languages import english_only_advice, language_of, language_shares
 from plaud_index.plaud.mock import load_corpus
 from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle

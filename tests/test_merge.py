@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.analyzer import query_terms
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index import merge as merge_module
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.merge import FLOOR_ROWS, MERGE_FACTOR, plan_merge

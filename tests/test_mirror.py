@@ -19,7 +19,7 @@ from conftest import fill_disk
 from fake_plaud import FakePlaud
 
 from plaud_index.clock import UTC
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index.store import open_snapshot
 from plaud_index.mirror import Mirror
 from plaud_index.models import SyncReport

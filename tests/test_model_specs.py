@@ -20,10 +20,10 @@ from tokenizers.pre_tokenizers import WhitespaceSplit
 from tokenizers.processors import TemplateProcessing
 
 from plaud_index.config import build_config
-from plaud_index.embedder import OnnxEmbedder, pool
+from plaud_index.embedding.embedder import OnnxEmbedder, pool
+from plaud_index.embedding.files import ModelFiles, sha256_file
+from plaud_index.embedding.specs import KNOWN, ModelSpec, model_spec
 from plaud_index.index.store import open_snapshot
-from plaud_index.model_files import ModelFiles, sha256_file
-from plaud_index.model_specs import KNOWN, ModelSpec, model_spec
 from plaud_index.sync.indexer import Indexer
 
 VOCAB = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "query:": 4, "passage:": 5,

@@ -17,7 +17,7 @@ import pytest
 
 from plaud_index.analyzer import query_terms
 from plaud_index.config import build_config
-from plaud_index.embedder import OnnxEmbedder
+from plaud_index.embedding.embedder import OnnxEmbedder
 from plaud_index.index.postings import bm25, build_postings
 from plaud_index.plaud.mock import load_corpus
 from plaud_index.search import make_request

@@ -13,7 +13,7 @@ import pytest
 from conftest import free_port
 from fake_plaud import FakePlaud, Rule
 
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import PlaudUpstreamError
 from plaud_index.index.store import open_snapshot
 from plaud_index.plaud import PlaudSource

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.analyzer import query_terms, tokenize
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.records import ChunkRow

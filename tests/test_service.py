@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from plaud_index.config import Config
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.search import make_request, rank
 from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle

@@ -17,7 +17,7 @@ import pytest
 from helpers import indexed, make_chunks
 
 from plaud_index.config import build_config
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
 from plaud_index.index import files as files_module
 from plaud_index.index import trust as trust_module

@@ -18,7 +18,7 @@ from helpers import assert_one_cycle_heals
 from helpers import run_cli as run
 
 from plaud_index.cli import main
-from plaud_index.embedder import HashEmbedder
+from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index.segment_files import POSTINGS, ROWS, SPEAKERS, TERM_OFFSETS, TERMS, VECTORS
 from plaud_index.index.snapshot import NO_MS, ROW
 from plaud_index.index.values import postings_problem, row_problem, terms_problem, vectors_problem

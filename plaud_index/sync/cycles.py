@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from ..config import Config
-from ..embedder import Embedder
+from ..embedding.embedder import Embedder
 from ..errors import (
     ConfigError,
     IndexBusyError,

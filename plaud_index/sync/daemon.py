@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from ..config import Config
-from ..embedder import Embedder
+from ..embedding.embedder import Embedder
 from ..errors import IndexBusyError, PlaudIndexError
 from .cycles import run_locked_cycle
 from .progress import Reporter, log_commits

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..embedder import Embedder, embed_batches
+from ..embedding.embedder import Embedder, embed_batches
 from ..models import Chunk, Recording
 
 log = logging.getLogger(__name__)

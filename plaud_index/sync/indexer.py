@@ -23,13 +23,13 @@ from typing import Any
 
 from ..chunker import Chunker
 from ..config import INDEX_DIR
-from ..embedder import Embedder
+from ..embedding.embedder import Embedder
+from ..embedding.languages import index_advice
 from ..errors import PlaudIndexError
 from ..folders.source import PREFIX as FOLDER_PREFIX
 from ..fsio import storage_error
 from ..index.manifest import ModelInfo
 from ..index.writer import open_writer
-from ..languages import index_advice
 from ..mirror import Mirror
 from ..models import SyncReport
 from ..plaud import RecordingSource

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .model_specs import KNOWN, MULTILINGUAL_DEFAULT
+from .specs import KNOWN, MULTILINGUAL_DEFAULT
 
 if TYPE_CHECKING:
-    from .index.snapshot import Snapshot
+    from ..index.snapshot import Snapshot
 
 # The commonest function words, none of them common in the others' text.
 STOPWORDS = {

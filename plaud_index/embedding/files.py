@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .config import DEFAULT_MODEL, Config
-from .errors import ModelUnavailableError
-from .model_specs import PACKAGED_MODEL_ID
+from ..config import DEFAULT_MODEL, Config
+from ..errors import ModelUnavailableError
+from .specs import PACKAGED_MODEL_ID
 
 log = logging.getLogger(__name__)
 

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from .chunker import MAX_TOKENS
-from .errors import ModelUnavailableError
-from .model_specs import ModelSpec
+from ..chunker import MAX_TOKENS
+from ..errors import ModelUnavailableError
+from .specs import ModelSpec
 
 if TYPE_CHECKING:
-    from .model_files import ModelFiles
+    from .files import ModelFiles
 
 log = logging.getLogger(__name__)
 
