@@ -33,7 +33,7 @@ from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
-from plaud_index.search import MODES, make_request, rank  # noqa: E402
+from plaud_index.search.rank import MODES, make_request, rank  # noqa: E402
 from plaud_index.service import HEARD, SearchService, make_embedder  # noqa: E402
 from plaud_index.sync.indexer import Indexer  # noqa: E402
 

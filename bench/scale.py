@@ -159,7 +159,7 @@ def measure_open(home: Path) -> dict[str, Any]:
 
 def measure_queries(home: Path) -> dict[str, Any]:
     from plaud_index.config import build_config
-    from plaud_index.search import make_request
+    from plaud_index.search.rank import make_request
     from plaud_index.service import SearchService, make_embedder
 
     config = build_config({"PLAUD_INDEX_HOME": str(home)}, None)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import __version__
-from .browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
 from .cli_setup import (
     cmd_auth_status,
     cmd_config,
@@ -50,7 +49,8 @@ from .render import (
     render_search,
     render_status,
 )
-from .search import (
+from .search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
+from .search.rank import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MODES,
@@ -58,13 +58,13 @@ from .search import (
     SOURCES,
     make_request,
 )
+from .search.transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 from .service import SearchService, make_embedder
 from .status import mirror_status
 from .sync.cycles import DetachedSync, run_locked_cycle, run_mirror_pass
 from .sync.daemon import run_daemon
 from .sync.progress import SyncProgress
 from .sync.terminal import LineSafeHandler, reporter_for
-from .transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 
 log = logging.getLogger("plaud_index")
 CLI = "plaud-index-mcp"

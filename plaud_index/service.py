@@ -16,8 +16,6 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from .analyzer import VERSION as ANALYZER
-from .browse import ListRequest, list_recordings, summary_of
 from .clock import format_clock, stamps, today
 from .config import Config
 from .embedding.embedder import Embedder, HashEmbedder, OnnxEmbedder
@@ -39,14 +37,16 @@ from .models import (
     Status,
     Today,
 )
-from .search import Ranking, SearchRequest, echo, make_request, overview, rank
+from .search.analyzer import VERSION as ANALYZER
+from .search.browse import ListRequest, list_recordings, summary_of
+from .search.rank import Ranking, SearchRequest, echo, make_request, overview, rank
+from .search.transcript import DEFAULT_WINDOW_S, around
 from .sources import make_source
 from .status import build_status
 from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
 from .sync.progress import SyncProgress, log_commits
 from .sync.state import SyncState, SyncStateStore, note_read_damage
-from .transcript import DEFAULT_WINDOW_S, around
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")

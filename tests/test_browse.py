@@ -12,7 +12,6 @@ from helpers import build_snapshot, detail
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plaud_index.browse import decode_cursor, list_recordings, make_list_request, summary_of
 from plaud_index.chunker import Chunker
 from plaud_index.clock import UserZone, stamps, today
 from plaud_index.embedding.embedder import HashEmbedder
@@ -20,8 +19,9 @@ from plaud_index.errors import InvalidQueryError
 from plaud_index.index.records import ChunkRow
 from plaud_index.index.snapshot import Snapshot
 from plaud_index.models import Recording, Utterance
-from plaud_index.search import make_request, search
-from plaud_index.transcript import around, parse_at, parse_window, utterances
+from plaud_index.search.browse import decode_cursor, list_recordings, make_list_request, summary_of
+from plaud_index.search.rank import make_request, search
+from plaud_index.search.transcript import around, parse_at, parse_window, utterances
 
 EMBEDDER = HashEmbedder()
 NEW_YORK = ZoneInfo("America/New_York")

@@ -29,7 +29,7 @@ from plaud_index.plaud.auth import TokenManager
 from plaud_index.plaud.settings import plaud_settings
 from plaud_index.plaud.tokens import default_store
 from plaud_index.plaud.transport import Transport
-from plaud_index.search import make_request
+from plaud_index.search.rank import make_request
 from plaud_index.service import SearchService
 from plaud_index.sync.indexer import Indexer
 from plaud_index.sync.state import SyncStateStore

@@ -244,7 +244,7 @@ def test_every_single_byte_flip_in_every_array_header_is_damage_or_harmless(
     from plaud_index.embedding.embedder import HashEmbedder
     from plaud_index.errors import IndexCorruptError
     from plaud_index.index.store import open_snapshot
-    from plaud_index.search import make_request, rank
+    from plaud_index.search.rank import make_request, rank
 
     index = home / "vector-index"
     query = HashEmbedder().embed_query("budget")

@@ -21,7 +21,7 @@ from helpers import FakeSource, detail
 from plaud_index.embedding.embedder import HashEmbedder, OnnxEmbedder
 from plaud_index.index.store import open_snapshot
 from plaud_index.plaud import PlaudSource
-from plaud_index.search import make_request, search
+from plaud_index.search.rank import make_request, search
 from plaud_index.sync.indexer import Indexer
 from plaud_index.sync.state import SyncStateStore
 

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plaud_index.analyzer import query_terms
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index import merge as merge_module
 from plaud_index.index.manifest import ModelInfo
@@ -29,7 +28,8 @@ from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.models import Chunk
-from plaud_index.search import filter_mask, make_request
+from plaud_index.search.analyzer import query_terms
+from plaud_index.search.rank import filter_mask, make_request
 
 EMBEDDER = HashEmbedder()
 MODEL = ModelInfo(EMBEDDER.model_id, EMBEDDER.model_hash, EMBEDDER.dim)

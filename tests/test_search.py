@@ -11,7 +11,6 @@ from helpers import build_snapshot, detail
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plaud_index.analyzer import query_terms, tokenize
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
 from plaud_index.index.manifest import ModelInfo
@@ -19,8 +18,9 @@ from plaud_index.index.records import ChunkRow
 from plaud_index.index.snapshot import SOURCE_CODES, Columns, Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
-from plaud_index.search import RELEVANCE_FLOOR, filter_mask, make_request, rank, search
-from plaud_index.snippets import make_snippet
+from plaud_index.search.analyzer import query_terms, tokenize
+from plaud_index.search.rank import RELEVANCE_FLOOR, filter_mask, make_request, rank, search
+from plaud_index.search.snippets import make_snippet
 
 EMBEDDER = HashEmbedder()
 

@@ -6,7 +6,7 @@ import time
 
 from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
-from plaud_index.search import make_request, rank
+from plaud_index.search.rank import make_request, rank
 from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle
 from plaud_index.sync.lock import lock_holder

@@ -28,7 +28,7 @@ from plaud_index.index.segment_files import SUFFIXES
 from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import manifest_key, open_snapshot
 from plaud_index.index.writer import IndexWriter, open_writer
-from plaud_index.search import make_request, search
+from plaud_index.search.rank import make_request, search
 from plaud_index.service import SearchService
 
 EMBEDDER = HashEmbedder()

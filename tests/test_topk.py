@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.index.snapshot import selected_dots
-from plaud_index.topk import SAMPLED_TOP_K, rescale_top, top_k
+from plaud_index.search.topk import SAMPLED_TOP_K, rescale_top, top_k
 
 
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 7, 300, 5000]),

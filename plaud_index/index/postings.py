@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analyzer import term_spans
 from ..errors import IndexCorruptError
+from ..search.analyzer import term_spans
 
 K1 = 1.2
 B = 0.75

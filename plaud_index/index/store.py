@@ -26,8 +26,8 @@ import logging
 from collections.abc import Collection
 from pathlib import Path
 
-from ..analyzer import VERSION as ANALYZER
 from ..errors import IndexCorruptError
+from ..search.analyzer import VERSION as ANALYZER
 from . import legacy, segment_files
 from .files import REBUILD
 from .manifest import MANIFEST, Manifest, SegmentEntry, read_manifest

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analyzer import VERSION as ANALYZER
 from ..errors import IndexCorruptError
 from ..fsio import fsync_dir, write_json_atomic
 from ..models import Chunk
+from ..search.analyzer import VERSION as ANALYZER
 from . import segment_files
 from .garbage import referenced_segments, remove_unreferenced
 from .manifest import (

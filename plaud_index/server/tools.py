@@ -25,16 +25,22 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema  # the SDK's schema layer (a dependency of mcp)
 
 from .. import __version__
-from ..browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
 from ..config import Config
 from ..errors import PlaudIndexError
 from ..models import RecordingInfo, RecordingList, SearchResult
 from ..redact import redact
 from ..render import render_list, render_recording, render_search
-from ..search import DEFAULT_LIMIT, MAX_LIMIT, SOURCE_KINDS, SOURCES, make_request
+from ..search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
+from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, SOURCE_KINDS, SOURCES, make_request
+from ..search.transcript import (
+    DEFAULT_WINDOW_S,
+    MAX_WINDOW_CHARS,
+    MAX_WINDOW_S,
+    parse_at,
+    parse_window,
+)
 from ..service import SearchService
 from ..sync.cycles import BackgroundSync
-from ..transcript import DEFAULT_WINDOW_S, MAX_WINDOW_CHARS, MAX_WINDOW_S, parse_at, parse_window
 from . import lifeline, stdio
 
 log = logging.getLogger(__name__)

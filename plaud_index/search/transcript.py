@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .clock import format_clock
-from .errors import InvalidQueryError, UnknownRecordingError
-from .index.records import ChunkRow
-from .index.snapshot import Snapshot
-from .models import Around, Spoken
-from .search import echo
+from ..clock import format_clock
+from ..errors import InvalidQueryError, UnknownRecordingError
+from ..index.records import ChunkRow
+from ..index.snapshot import Snapshot
+from ..models import Around, Spoken
+from .rank import echo
 
 DEFAULT_WINDOW_S = 120  # on each side of the moment
 MAX_WINDOW_S = 900

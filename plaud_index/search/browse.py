@@ -12,10 +12,10 @@ import binascii
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 
-from .errors import InvalidQueryError
-from .index.records import IndexedRecording
-from .index.snapshot import Snapshot
-from .search import check_limit, echo, parse_filters
+from ..errors import InvalidQueryError
+from ..index.records import IndexedRecording
+from ..index.snapshot import Snapshot
+from .rank import check_limit, echo, parse_filters
 
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 50
