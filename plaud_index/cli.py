@@ -19,17 +19,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import __version__
-from .cli_setup import (
-    cmd_auth_status,
-    cmd_config,
-    cmd_doctor,
-    cmd_install_agent,
-    cmd_login,
-    cmd_logout,
-    cmd_uninstall_agent,
-    show,
-)
-from .client_config import CLIENTS
 from .config import Config, interval_banner, load_config
 from .errors import (
     ConfigError,
@@ -60,7 +49,18 @@ from .search.rank import (
 )
 from .search.transcript import DEFAULT_WINDOW_S, parse_at, parse_window
 from .service import SearchService, make_embedder
-from .status import mirror_status
+from .setup.client_config import CLIENTS
+from .setup.commands import (
+    cmd_auth_status,
+    cmd_config,
+    cmd_doctor,
+    cmd_install_agent,
+    cmd_login,
+    cmd_logout,
+    cmd_uninstall_agent,
+    show,
+)
+from .setup.status import mirror_status
 from .sync.cycles import DetachedSync, run_locked_cycle, run_mirror_pass
 from .sync.daemon import run_daemon
 from .sync.progress import SyncProgress

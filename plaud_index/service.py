@@ -41,8 +41,8 @@ from .search.analyzer import VERSION as ANALYZER
 from .search.browse import ListRequest, list_recordings, summary_of
 from .search.rank import Ranking, SearchRequest, echo, make_request, overview, rank
 from .search.transcript import DEFAULT_WINDOW_S, around
+from .setup.status import build_status
 from .sources import make_source
-from .status import build_status
 from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
 from .sync.progress import SyncProgress, log_commits

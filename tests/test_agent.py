@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from plaud_index.agent import LABEL, install, launchd_plist, plan, uninstall
 from plaud_index.errors import AgentError
+from plaud_index.setup.agent import LABEL, install, launchd_plist, plan, uninstall
 
 REPO = Path(__file__).resolve().parent.parent
 

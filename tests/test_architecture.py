@@ -23,7 +23,7 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "search", "search.analyzer", "chunker", "search.rank", "render",
-        "health", "redact", "sync.progress", "search.snippets", "clock", "search.browse",
+        "setup.health", "redact", "sync.progress", "search.snippets", "clock", "search.browse",
         "search.transcript", "search.topk",
         "sync.policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
@@ -173,7 +173,7 @@ def test_the_api_client_never_imports_auth() -> None:
 
 def test_no_print_outside_the_cli() -> None:
     offenders = {name: lines for name, tree in MODULES.items()
-                 if name not in ("cli", "cli_setup") and (lines := calls(tree, "print"))}
+                 if name not in ("cli", "setup.commands") and (lines := calls(tree, "print"))}
     assert not offenders, "stdout is the MCP protocol stream; log to stderr"
 
 

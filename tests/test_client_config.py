@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from plaud_index.client_config import config_path, install, merge_toml, snippet
 from plaud_index.errors import ConfigError
-from plaud_index.launch import (
+from plaud_index.setup.client_config import config_path, install, merge_toml, snippet
+from plaud_index.setup.launch import (
     Launch,
     check_launch,
     client_environment,
@@ -93,7 +93,7 @@ def fake_uvx(folder: Path) -> Path:
 
 def test_uvx_is_written_as_the_absolute_path_found_on_path_or_where_uv_installs_it(
         tmp_path: Path) -> None:
-    from plaud_index.launch import find_uvx
+    from plaud_index.setup.launch import find_uvx
 
     on_path = fake_uvx(tmp_path / "shell-bin")
     assert find_uvx({"PATH": f"/nowhere:{on_path.parent}"}, ()) == str(on_path)
@@ -102,7 +102,7 @@ def test_uvx_is_written_as_the_absolute_path_found_on_path_or_where_uv_installs_
 
 
 def test_no_uvx_anywhere_says_where_uv_installs_it_and_how_to_fix_it(tmp_path: Path) -> None:
-    from plaud_index.launch import find_uvx
+    from plaud_index.setup.launch import find_uvx
 
     with pytest.raises(ConfigError, match=r"~/.local/bin.*install.sh.*brew install uv"):
         find_uvx({"PATH": str(tmp_path)}, (str(tmp_path / "empty"),))
@@ -190,7 +190,8 @@ def test_config_install_refuses_to_write_a_command_that_does_not_start(
     script = broken / "bin" / "plaud-index-mcp"
     script.write_text("#!/bin/sh\necho 'ModuleNotFoundError: plaud_index' >&2; exit 1\n")
     script.chmod(0o755)
-    code = (f"import sys; from plaud_index import launch; launch.sys.prefix = {str(broken)!r}; "
+    code = (f"import sys; from plaud_index.setup import launch; "
+            f"launch.sys.prefix = {str(broken)!r}; "
             "from plaud_index.cli import main; sys.exit(main(['config', 'cursor', '--install']))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, timeout=60, env={**os.environ, "HOME": str(tmp_path)})

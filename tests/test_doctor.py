@@ -16,15 +16,15 @@ from conftest import free_port
 from fake_plaud import FakePlaud
 
 from plaud_index.config import Config, load_config
-from plaud_index.doctor import (
+from plaud_index.plaud import auth_status
+from plaud_index.plaud.tokens import default_store
+from plaud_index.setup.doctor import (
     check_callback_port,
     check_folders,
     check_plaud,
     check_sign_in,
     run_checks,
 )
-from plaud_index.plaud import auth_status
-from plaud_index.plaud.tokens import default_store
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -373,7 +373,7 @@ def test_a_padded_id_is_indexed_under_its_normal_form_cycle_after_cycle(tmp_path
 def test_a_cycle_failing_on_its_lock_or_state_file_is_on_record_and_status_says_so(
         config: Config, broken: str) -> None:
     from plaud_index.errors import PlaudIndexError
-    from plaud_index.status import build_status
+    from plaud_index.setup.status import build_status
     from plaud_index.sync.state import SyncStateStore
 
     def status_flags() -> tuple[str, ...]:
@@ -397,7 +397,7 @@ def test_a_cycle_failing_on_its_lock_or_state_file_is_on_record_and_status_says_
 
 
 def test_status_never_says_never_synced_beside_indexed_recordings(config: Config) -> None:
-    from plaud_index.status import build_status
+    from plaud_index.setup.status import build_status
     from plaud_index.sync.state import SyncState
 
     run_locked_cycle(config, HashEmbedder(), FakeSource(corpus(2)))

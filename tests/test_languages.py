@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from plaud_index.config import build_config
-from plaud_index.doctor import check_index
 from plaud_index.embedding.embedder import OnnxEmbedder
 from plaud_index.embedding.languages import english_only_advice, language_of, language_shares
 from plaud_index.plaud.mock import load_corpus
 from plaud_index.service import SearchService
+from plaud_index.setup.doctor import check_index
 from plaud_index.sync.cycles import run_locked_cycle
 
 DATA = Path(__file__).parent / "data" / "multilingual.jsonl"

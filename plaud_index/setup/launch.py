@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from pathlib import Path
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 SCRIPT = "plaud-index-mcp"
 

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ..config import Config
+from ..errors import PlaudIndexError
+from ..models import Check
+from ..plaud import auth_status
+from ..render import mirror_line
+from ..service import SearchService, make_embedder
+from ..sources import folder_source
 from .agent import plan
-from .config import Config
-from .errors import PlaudIndexError
-from .models import Check
-from .plaud import auth_status
-from .render import mirror_line
-from .service import SearchService, make_embedder
-from .sources import folder_source
 from .status import mirror_status
 
 CLI = "plaud-index-mcp"

@@ -12,14 +12,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ..config import Config
+from ..plaud import auth_status, sign_in, sign_out
+from ..render import render_auth, render_checks
 from .agent import install, plan, uninstall
 from .client_config import SERVER, config_path, snippet
 from .client_config import install as install_client
-from .config import Config
 from .doctor import run_checks
 from .launch import check_launch, this_launch
-from .plaud import auth_status, sign_in, sign_out
-from .render import render_auth, render_checks
 
 
 def print_json(data: Any) -> None:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import passthrough_env
-from .errors import AgentError
+from ..config import passthrough_env
+from ..errors import AgentError
 
 LABEL = "com.plaud-index-mcp.indexer"
 UNIT = "plaud-index-mcp-indexer.service"

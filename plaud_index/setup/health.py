@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .config import format_interval
-from .models import Health
-from .sync.progress import SyncProgress, ago
+from ..config import format_interval
+from ..models import Health
+from ..sync.progress import SyncProgress, ago
 
 if TYPE_CHECKING:  # the shape only: this module reads no file
-    from .sync.state import SyncState
+    from ..sync.state import SyncState
 
 
 def health(state: SyncState, now: float, interval_ms: int,

@@ -6,15 +6,15 @@ import os
 import time
 from pathlib import Path
 
-from .config import Config
-from .embedding.languages import index_advice
+from ..config import Config
+from ..embedding.languages import index_advice
+from ..index.snapshot import Snapshot
+from ..mirror.state import read_mirror_state
+from ..models import MirrorStatus, Status
+from ..plaud import auth_status
+from ..sync.lock import lock_holder
+from ..sync.state import SyncState, read_damage
 from .health import health
-from .index.snapshot import Snapshot
-from .mirror.state import read_mirror_state
-from .models import MirrorStatus, Status
-from .plaud import auth_status
-from .sync.lock import lock_holder
-from .sync.state import SyncState, read_damage
 
 
 def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Status:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .fsio import atomic_file, fsync_dir
+from ..errors import ConfigError
+from ..fsio import atomic_file, fsync_dir
 from .launch import Launch, shell_word
 
 SERVER = "plaud-index"
