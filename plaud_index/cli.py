@@ -60,7 +60,7 @@ from .setup.commands import (
     cmd_uninstall_agent,
     show,
 )
-from .setup.status import mirror_status
+from .setup.status import mirror_status, service_status
 from .sync.cycles import DetachedSync, run_locked_cycle, run_mirror_pass
 from .sync.daemon import run_daemon
 from .sync.progress import SyncProgress
@@ -172,7 +172,7 @@ def _wait_for_first_commit(service: SearchService, sync: DetachedSync) -> None:
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    status = SearchService(config).status()
+    status = service_status(SearchService(config))
     show(args.json, asdict(status), lambda: render_status(status, config.zone))
     return 0
 

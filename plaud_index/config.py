@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .clock import UTC, UserZone
-from .embedding.specs import POOLINGS
+from .embedding.specs import DEFAULT_MODEL, POOLINGS
 from .plaud import (
     DEFAULT_WEB_BASE,
     DETAIL_INTERVAL_S,
@@ -44,7 +44,6 @@ SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 DEFAULT_INTERVAL_MS = 5 * 60_000
 MIN_INTERVAL_MS = 30_000
 MAX_INTERVAL_MS = 6 * 3_600_000
-DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
 INDEX_DIR = "vector-index"  # under the home
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}

@@ -22,6 +22,7 @@ from .embedding.embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .embedding.files import resolve_model
 from .embedding.specs import model_spec
 from .errors import IndexCorruptError, IndexNotReadyError, SourceError, UnknownRecordingError
+from .index.analyzer import VERSION as ANALYZER
 from .index.manifest import SCHEMA_VERSION
 from .index.snapshot import Snapshot
 from .index.store import manifest_key, open_snapshot
@@ -34,14 +35,11 @@ from .models import (
     RecordingInfo,
     RecordingList,
     SearchResult,
-    Status,
     Today,
 )
-from .search.analyzer import VERSION as ANALYZER
 from .search.browse import ListRequest, list_recordings, summary_of
 from .search.rank import Ranking, SearchRequest, echo, make_request, overview, rank
 from .search.transcript import DEFAULT_WINDOW_S, around
-from .setup.status import build_status
 from .sources import make_source
 from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
@@ -319,5 +317,3 @@ class SearchService:
                          last_error=state.last_error, complete=complete,
                          progress=described)
 
-    def status(self) -> Status:
-        return build_status(self.config, self.state.read(), self.snapshot())

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plaud_index.search.analyzer import (
+from plaud_index.index.analyzer import (
     MAX_TERM_CHARS,
     STOPWORDS,
     fold_accents,

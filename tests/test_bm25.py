@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.index import postings as postings_module
+from plaud_index.index.analyzer import term_spans, tokenize
 from plaud_index.index.postings import K1, B, bm25, build_postings
-from plaud_index.search.analyzer import term_spans, tokenize
 
 WORDS = ["budget", "plan", "risk", "Küche", "会議", "vendor"]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import SAMPLE_RECORDINGS
 
+from plaud_index.setup.status import service_status
 from plaud_index.sync.lock import IndexerLock
 
 REPO = Path(__file__).resolve().parent.parent
@@ -191,7 +192,7 @@ def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> 
     lock = IndexerLock(config.lock_path)
     assert lock.try_acquire()
     try:
-        flags = SearchService(config).status().health.flags
+        flags = service_status(SearchService(config)).health.flags
     finally:
         lock.release()
     assert "first sync running: fetching, 25 of 300 recordings done" in flags
@@ -245,10 +246,11 @@ def test_status_is_not_ok_while_signed_out_and_names_the_mock_corpus(
     from plaud_index.config import build_config
     from plaud_index.service import SearchService
 
-    signed_out = SearchService(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)).status()
+    signed_out = service_status(
+        SearchService(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)))
     assert not signed_out.health.ok
     assert any("plaud-index-mcp login" in f for f in signed_out.health.flags)
     corpus = tmp_path / "mine.jsonl"
     mock = build_config({"PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_CLIENT": "mock",
                          "PLAUD_MOCK_CORPUS": str(corpus)}, None)
-    assert SearchService(mock).status().auth.account == f"the mock corpus {corpus}"
+    assert service_status(SearchService(mock)).auth.account == f"the mock corpus {corpus}"

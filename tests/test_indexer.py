@@ -13,6 +13,7 @@ from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError, SourceError
 from plaud_index.index.store import open_snapshot
+from plaud_index.setup.status import service_status
 from plaud_index.sync.cycles import run_locked_cycle
 from plaud_index.sync.indexer import Indexer
 from plaud_index.sync.lock import IndexerLock, lock_holder
@@ -351,7 +352,7 @@ def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
     skipped = SyncStateStore(tmp_path).read().skipped
     assert set(skipped) == {"listing row 3", "listing row 4"}
     config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
-    text = render_status(SearchService(config, HashEmbedder()).status(), config.zone)
+    text = render_status(service_status(SearchService(config, HashEmbedder())), config.zone)
     text.encode("utf-8")  # no lone surrogate reaches the terminal
     assert "Skipped:      2 recording(s): listing row 3, listing row 4" in text
 

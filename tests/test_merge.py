@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index import merge as merge_module
+from plaud_index.index.analyzer import query_terms
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.merge import FLOOR_ROWS, MERGE_FACTOR, plan_merge
 from plaud_index.index.postings import bm25
@@ -28,7 +29,6 @@ from plaud_index.index.snapshot import Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
 from plaud_index.models import Chunk
-from plaud_index.search.analyzer import query_terms
 from plaud_index.search.rank import filter_mask, make_request
 
 EMBEDDER = HashEmbedder()

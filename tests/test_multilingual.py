@@ -17,9 +17,9 @@ import pytest
 
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import OnnxEmbedder
+from plaud_index.index.analyzer import query_terms
 from plaud_index.index.postings import bm25, build_postings
 from plaud_index.plaud.mock import load_corpus
-from plaud_index.search.analyzer import query_terms
 from plaud_index.search.rank import make_request
 from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle

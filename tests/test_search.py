@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError
+from plaud_index.index.analyzer import query_terms, tokenize
 from plaud_index.index.manifest import ModelInfo
 from plaud_index.index.records import ChunkRow
 from plaud_index.index.snapshot import SOURCE_CODES, Columns, Snapshot
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.writer import open_writer
-from plaud_index.search.analyzer import query_terms, tokenize
 from plaud_index.search.rank import RELEVANCE_FLOOR, filter_mask, make_request, rank, search
 from plaud_index.search.snippets import make_snippet
 

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..config import DEFAULT_MODEL, Config
 from ..errors import ModelUnavailableError
-from .specs import PACKAGED_MODEL_ID
+from .specs import DEFAULT_MODEL, PACKAGED_MODEL_ID, ModelConfig
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ def from_folder(folder: Path, model_id: str) -> ModelFiles:
     return ModelFiles(model_id, onnx, tokenizer, sha256_file(onnx))
 
 
-def _cache_dir(config: Config) -> Path:
+def _cache_dir(config: ModelConfig) -> Path:
     return config.models_dir / config.embed_model.replace("/", "__")
 
 
@@ -93,7 +92,7 @@ def _stat_key(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def from_cache(config: Config) -> ModelFiles | None:
+def from_cache(config: ModelConfig) -> ModelFiles | None:
     """The cached download, or ``None`` (missing or damaged; damaged is removed)."""
     folder = _cache_dir(config)
     try:
@@ -174,7 +173,7 @@ def hub_download(repo_id: str, dest: Path) -> dict[str, str]:
     return expected
 
 
-def download(config: Config, downloader: Downloader = hub_download) -> ModelFiles:
+def download(config: ModelConfig, downloader: Downloader = hub_download) -> ModelFiles:
     folder = _cache_dir(config)
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -198,7 +197,7 @@ def download(config: Config, downloader: Downloader = hub_download) -> ModelFile
     return ModelFiles(config.embed_model, onnx, tokenizer, actual["onnx"])
 
 
-def resolve_model(config: Config, downloader: Downloader = hub_download) -> ModelFiles:
+def resolve_model(config: ModelConfig, downloader: Downloader = hub_download) -> ModelFiles:
     if config.embed_model_path is not None:
         return from_folder(config.embed_model_path, config.embed_model)
     cached = from_cache(config)

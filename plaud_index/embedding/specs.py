@@ -16,9 +16,25 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 POOLINGS = ("mean", "cls")
+DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
+
+
+class ModelConfig(Protocol):
+    """What finding the model reads of the configuration. ``Config`` has these; declared
+    here so this package never imports ``config`` (which imports it for the settings)."""
+
+    @property
+    def embed_model(self) -> str: ...
+    @property
+    def embed_model_path(self) -> Path | None: ...
+    @property
+    def models_dir(self) -> Path: ...
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 
 

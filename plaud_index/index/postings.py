@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import IndexCorruptError
-from ..search.analyzer import term_spans
+from .analyzer import term_spans
 
 K1 = 1.2
 B = 0.75

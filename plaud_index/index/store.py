@@ -27,8 +27,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from ..errors import IndexCorruptError
-from ..search.analyzer import VERSION as ANALYZER
 from . import legacy, segment_files
+from .analyzer import VERSION as ANALYZER
 from .files import REBUILD
 from .manifest import MANIFEST, Manifest, SegmentEntry, read_manifest
 from .snapshot import Segment, Snapshot

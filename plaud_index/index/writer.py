@@ -19,8 +19,8 @@ import numpy as np
 from ..errors import IndexCorruptError
 from ..fsio import fsync_dir, write_json_atomic
 from ..models import Chunk
-from ..search.analyzer import VERSION as ANALYZER
 from . import segment_files
+from .analyzer import VERSION as ANALYZER
 from .garbage import referenced_segments, remove_unreferenced
 from .manifest import (
     MANIFEST,

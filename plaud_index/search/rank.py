@@ -23,10 +23,10 @@ import numpy as np
 
 from ..clock import format_clock
 from ..errors import InvalidQueryError
+from ..index.analyzer import has_searchable_text, query_terms
 from ..index.postings import bm25, present_terms
 from ..index.snapshot import SOURCE_CODES, Snapshot
 from ..models import Hit, Moment
-from .analyzer import has_searchable_text, query_terms
 from .snippets import make_snippet, speaker_lines
 from .topk import masked, rescale_top, top_k
 

@@ -7,7 +7,7 @@ joined with " / " so turns and note headings stay apart. Pure.
 
 from __future__ import annotations
 
-from .analyzer import term_spans
+from ..index.analyzer import term_spans
 
 SNIPPET_CHARS = 240
 

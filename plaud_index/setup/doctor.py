@@ -23,7 +23,7 @@ from ..render import mirror_line
 from ..service import SearchService, make_embedder
 from ..sources import folder_source
 from .agent import plan
-from .status import mirror_status
+from .status import mirror_status, service_status
 
 CLI = "plaud-index-mcp"
 
@@ -137,7 +137,7 @@ def _bind(host: str, port: int) -> None:
 
 def check_daemon(config: Config, service: SearchService) -> Check:
     agent = plan()
-    status = service.status()
+    status = service_status(service)
     daemon = status.daemon or {}
     installed = agent.path.exists()
     flags = [f for f in status.health.flags if "daemon" in f]
@@ -162,7 +162,7 @@ BROKEN = ("the last sync failed", "a search met damage")  # health flags no wait
 def check_index(config: Config, service: SearchService) -> Check:
     try:
         snap = service.snapshot()
-        status = service.status()
+        status = service_status(service)
     except PlaudIndexError as exc:
         return Check("index", "fail", str(exc), "see the message; the index can be "
                      f"rebuilt from Plaud with `{CLI} indexer --once`")

@@ -12,9 +12,15 @@ from ..index.snapshot import Snapshot
 from ..mirror.state import read_mirror_state
 from ..models import MirrorStatus, Status
 from ..plaud import auth_status
+from ..service import SearchService
 from ..sync.lock import lock_holder
 from ..sync.state import SyncState, read_damage
 from .health import health
+
+
+def service_status(service: SearchService) -> Status:
+    """``status`` of what ``service`` serves: its config, the sync state, its snapshot."""
+    return build_status(service.config, service.state.read(), service.snapshot())
 
 
 def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Status:
