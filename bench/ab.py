@@ -8,7 +8,9 @@ with its own venv (``pip install -e '.[test]'``, made once and reused). Then the
 base, head, base, head, ... ``--runs`` times each, every run a fresh process in its own tree
 with its own interpreter. By default both sides run *this tree's* ``bench/`` (the
 measurement stays the same, only the code under test differs); ``--base-script`` runs the
-base's own copy instead (for a script whose imports the base does not have).
+base's own copy instead (for a script whose imports the base does not have). The scripts
+import today's module names; against a commit from before the house moves (issue 30)
+``bench/old_layout.py`` registers the base's old modules under them.
 
 A script that prints JSON (``--json``) gets a table: every numeric figure, the medians of
 base and head and the median of the per-pair ratios head/base (a pair ran back to back, so a

@@ -38,6 +38,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from old_layout import alias_moved_modules  # noqa: E402
+
+alias_moved_modules()
 from floors import packaged_files, raw_query_embedder  # noqa: E402
 
 WORDS = ["what", "did", "we", "decide", "about", "the", "budget", "for", "the", "third",
@@ -98,9 +101,9 @@ def _raw_batch(session: Any) -> Any:
 
 def _shipped(name: str) -> tuple[Any, Any, Any]:
     """The tree's own embedder: its query path, and its passage path for batches."""
-    from plaud_index.embedding import embedder as module
+    from plaud_index.embedding.embedder import OnnxEmbedder
 
-    embedder = module.OnnxEmbedder(packaged_files())
+    embedder = OnnxEmbedder(packaged_files())
     rng = np.random.default_rng(0)
     words = np.array(WORDS)
 

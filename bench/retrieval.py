@@ -29,6 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from old_layout import alias_moved_modules  # noqa: E402
+
+alias_moved_modules()
 from plaud_index.chunker import Chunker  # noqa: E402
 from plaud_index.config import build_config  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402

@@ -44,6 +44,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from old_layout import alias_moved_modules  # noqa: E402
+
+alias_moved_modules()
 from floors import median_ms, raw_query_embedder, scan_ms  # noqa: E402
 
 CHUNKS_PER_RECORDING = 40

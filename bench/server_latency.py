@@ -35,6 +35,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from old_layout import alias_moved_modules  # noqa: E402
+
+alias_moved_modules()
 from floors import median_ms, raw_query_embedder  # noqa: E402
 
 from plaud_index.chunker import Chunker  # noqa: E402

@@ -3,13 +3,44 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from plaud_index.plaud import PlaudSource
 from plaud_index.plaud.mock import load_corpus
 
 SAMPLE_RECORDINGS = len(load_corpus())  # the bundled sample corpus
+REPO = Path(__file__).resolve().parent.parent
+DEV = REPO.parent / "shared" / "eval" / "dev" / "files.jsonl"  # real-length meetings (1-2 h)
+
+
+def dev_meetings(n: int) -> list[dict[str, Any]]:
+    """The first ``n`` real-length dev meetings (about 75 chunks each), as the mock reads."""
+    assert DEV.is_file(), f"{DEV} (shared/eval, beside the repository) is needed"
+    with DEV.open() as fh:
+        return [json.loads(line) for line, _ in zip(fh, range(n), strict=False)]
+
+
+def write_corpus(path: Path, meetings: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(m) + "\n" for m in meetings))
+    return path
+
+
+@contextmanager
+def cpu_hogs(n: int = 8) -> Iterator[None]:
+    """A loaded machine: ``n`` processes spinning beside the code under test."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 def detail(file_id: str = "f" * 32, *, name: str = "Weekly sync",

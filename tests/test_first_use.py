@@ -10,19 +10,18 @@ session keeps every commit.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_plaud import FakePlaud
+from helpers import cpu_hogs, dev_meetings, write_corpus
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -119,15 +118,8 @@ async def test_a_killed_session_loses_no_committed_work(paced: dict[str, str],
     assert lock_holder(index_home / "indexer.lock") is None  # the kernel released the lock
 
 
-DEV = REPO.parent / "shared" / "eval" / "dev" / "files.jsonl"
 MEETINGS = 30  # real-length meetings (1-2 h, ~75 chunks each): about a minute of embedding
 PEAK_RSS_MB = 600  # issue 20's target for a server running the first sync
-
-
-def dev_meetings(n: int) -> list[dict[str, Any]]:
-    assert DEV.is_file(), f"{DEV} (shared/eval, beside the repository) is needed"
-    with DEV.open() as fh:
-        return [json.loads(line) for line, _ in zip(fh, range(n), strict=False)]
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -143,8 +135,7 @@ def real_length(request: pytest.FixtureRequest, tmp_path: Path,
     the real model (no PLAUD_EMBEDDER): the trial of issue 20."""
     meetings = dev_meetings(MEETINGS)
     if request.param.startswith("mock"):
-        corpus = tmp_path / "meetings.jsonl"
-        corpus.write_text("".join(json.dumps(m) + "\n" for m in meetings))
+        corpus = write_corpus(tmp_path / "meetings.jsonl", meetings)
         return {"PLAUD_CLIENT": "mock", "PLAUD_MOCK_CORPUS": str(corpus),
                 "PLAUD_INDEX_HOME": str(index_home)}
     fake: FakePlaud = request.getfixturevalue("fake")
@@ -178,18 +169,6 @@ async def test_real_length_meetings_answer_at_once_then_partial_within_30_s_and_
     assert peak < PEAK_RSS_MB, f"the server peaked at {peak:.0f} MB"
 
 
-@contextmanager
-def cpu_hogs(n: int = 8) -> Iterator[None]:
-    """A loaded machine: ``n`` processes spinning beside the server."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-
-
 def committed_chunks(home: Path) -> int:
     snapshot = open_snapshot(home / "vector-index")
     return 0 if snapshot is None else snapshot.live_chunks
@@ -200,8 +179,7 @@ async def test_a_session_ended_mid_sync_keeps_what_was_embedded_on_a_loaded_mach
     """The SDK's client closes stdin, SIGTERMs 2 s later and SIGKILLs 2 s after that: the
     chunks embedded when the session ended are committed by then (the model run in flight
     and the merges wait)."""
-    corpus = tmp_path / "meetings.jsonl"
-    corpus.write_text("".join(json.dumps(m) + "\n" for m in dev_meetings(MEETINGS)))
+    corpus = write_corpus(tmp_path / "meetings.jsonl", dev_meetings(MEETINGS))
     env = {"PLAUD_CLIENT": "mock", "PLAUD_MOCK_CORPUS": str(corpus),
            "PLAUD_INDEX_HOME": str(index_home)}
     state = SyncStateStore(index_home)

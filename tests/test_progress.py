@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import SAMPLE_RECORDINGS
+from helpers import SAMPLE_RECORDINGS, cpu_hogs, dev_meetings, write_corpus
 
 from plaud_index.sync.progress import LogLines, SyncProgress, about
 from plaud_index.sync.terminal import LineSafeHandler, ProgressLine, reporter_for
@@ -188,3 +188,62 @@ def test_indexer_once_into_a_pipe_writes_plain_lines(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "\r" not in run.stderr
     assert f"Committed {SAMPLE_RECORDINGS} of {SAMPLE_RECORDINGS} recordings" in run.stderr
+
+
+LOG_RECORD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) ")
+
+
+def _read_timed(fd: int) -> list[tuple[float, str]]:
+    """Everything a child writes to its terminal, each read with the time it arrived."""
+    reads = []
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        reads.append((time.monotonic(), data.decode(errors="replace")))
+    return reads
+
+
+def _line_changes(reads: list[tuple[float, str]]) -> list[float]:
+    """When the live line a person sees changed: the times of reads that drew a new text."""
+    changes, shown, pending = [], "", ""
+    for at, text in reads:
+        pending += text
+        frames = pending.split("\r")
+        pending = frames.pop()  # a frame is complete once the next one starts
+        for frame in frames:
+            if frame.startswith("Indexing:") and frame.rstrip() != shown:
+                shown = frame.rstrip()
+                changes.append(at)
+    return changes
+
+
+def test_the_live_line_moves_every_few_seconds_on_a_loaded_machine_with_logs_above_it(
+        tmp_path: Path) -> None:
+    """Real-length meetings, the real model, three busy processes beside it (load 4-5 on
+    two cores, as in the trial): the line changes at least every 2.5 s, no log record is
+    glued to it, and it ends saying done."""
+    corpus = write_corpus(tmp_path / "meetings.jsonl", dev_meetings(3))
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(tmp_path / "home"), "PLAUD_CLIENT": "mock",
+           "PLAUD_MOCK_CORPUS": str(corpus)}
+    main, child = pty.openpty()
+    with cpu_hogs(3):
+        proc = subprocess.Popen([sys.executable, "-m", "plaud_index", "indexer", "--once", "-v"],
+                                stderr=child, stdout=subprocess.DEVNULL, cwd=REPO, env=env)
+        os.close(child)
+        reads = _read_timed(main)
+        assert proc.wait(timeout=600) == 0
+    os.close(main)
+    out = "".join(text for _, text in reads)
+    changes = _line_changes(reads)
+    gaps = [b - a for a, b in zip(changes, changes[1:], strict=False)]
+    assert len(changes) > 10 and max(gaps) <= 2.5, (len(changes), sorted(gaps)[-5:])
+    records = [m.start() for m in LOG_RECORD.finditer(out)]
+    assert records, "-v logs the cycle's steps"
+    glued = [out[max(i - 60, 0):i + 40] for i in records if i and out[i - 1] not in "\r\n"]
+    assert not glued, glued
+    final = out.rsplit("\rIndexing:", 1)[-1]
+    assert final.startswith(" done · recordings 3/3"), final[:80]
