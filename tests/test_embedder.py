@@ -195,7 +195,7 @@ def _weights_dequantised_per_run(model_path: Path, options: object, tmp_path: Pa
 
 def test_the_query_session_folds_the_int8_weights_once_at_load(
         real_embedder: OnnxEmbedder, tmp_path: Path) -> None:
-    # Without folding every query dequantised the 38 int8 weight tensors again: 3.6x a bare session
+    # Without folding every query dequantised the 38 int8 weight tensors again: 11x a bare session
     # (bench/embedding.py). Pinned by the graph the live session's own options produce.
     import onnxruntime as ort
 

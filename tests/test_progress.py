@@ -152,16 +152,7 @@ def test_a_terminal_gets_the_line_and_anything_else_log_lines() -> None:
 
 
 def _read_all(fd: int) -> str:
-    chunks = []
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks).decode()
+    return b"".join(data for _, data in _read_timed(fd)).decode()
 
 
 def test_indexer_once_on_a_terminal_shows_a_live_line(tmp_path: Path) -> None:
@@ -193,7 +184,7 @@ def test_indexer_once_into_a_pipe_writes_plain_lines(tmp_path: Path) -> None:
 LOG_RECORD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) ")
 
 
-def _read_timed(fd: int) -> list[tuple[float, str]]:
+def _read_timed(fd: int) -> list[tuple[float, bytes]]:
     """Everything a child writes to its terminal, each read with the time it arrived."""
     reads = []
     while True:
@@ -203,20 +194,20 @@ def _read_timed(fd: int) -> list[tuple[float, str]]:
             break
         if not data:
             break
-        reads.append((time.monotonic(), data.decode(errors="replace")))
+        reads.append((time.monotonic(), data))
     return reads
 
 
-def _line_changes(reads: list[tuple[float, str]]) -> list[float]:
+def _line_changes(reads: list[tuple[float, bytes]]) -> list[float]:
     """When the live line a person sees changed: the times of reads that drew a new text."""
-    changes, shown, pending = [], "", ""
-    for at, text in reads:
-        pending += text
-        frames = pending.split("\r")
+    changes, shown, pending = [], "", b""
+    for at, data in reads:
+        pending += data
+        frames = pending.split(b"\r")
         pending = frames.pop()  # a frame is complete once the next one starts
-        for frame in frames:
-            if frame.startswith("Indexing:") and frame.rstrip() != shown:
-                shown = frame.rstrip()
+        for frame in (f.decode().rstrip() for f in frames):
+            if frame.startswith("Indexing:") and frame != shown:
+                shown = frame
                 changes.append(at)
     return changes
 
@@ -237,7 +228,7 @@ def test_the_live_line_moves_every_few_seconds_on_a_loaded_machine_with_logs_abo
         reads = _read_timed(main)
         assert proc.wait(timeout=600) == 0
     os.close(main)
-    out = "".join(text for _, text in reads)
+    out = b"".join(data for _, data in reads).decode()
     changes = _line_changes(reads)
     gaps = [b - a for a, b in zip(changes, changes[1:], strict=False)]
     assert len(changes) > 10 and max(gaps) <= 2.5, (len(changes), sorted(gaps)[-5:])

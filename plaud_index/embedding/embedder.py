@@ -91,11 +91,11 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
 
 def session_options(ort: Any, threads: int | None = None) -> Any:
     """How the one session of the model runs queries and passages alike, chosen by
-    measurement (``bench/embedding.py``, README "Memory"):
+    measurement (``bench/embedding.py``, docs/tools.md "Memory"):
 
     - Basic graph optimisations, because they include constant folding: the int8 model keeps
       its weights as int8 initialisers behind ``Cast``/``Mul`` nodes, and without folding
-      every run dequantises all of them again (a short query 3.6x slower than a bare
+      every run dequantises all of them again (a short query 11x slower than a bare
       session). Folding keeps a float32 copy resident (~120 MB more after load): the price
       of searching at the machine's speed. The higher levels add fusions that were no
       faster here.
