@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import tool_error, tool_result
+from helpers import tool_error, tool_result, write_corpus
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -48,8 +47,7 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browse")
-    corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(m) + "\n" for m in CORPUS))
+    write_corpus(root / "corpus.jsonl", CORPUS)
     subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
                    capture_output=True, cwd=REPO, timeout=300, env={**os.environ, **env(root)})
     return root
