@@ -178,7 +178,11 @@ async def test_a_session_ended_mid_sync_keeps_what_was_embedded_on_a_loaded_mach
         tmp_path: Path, index_home: Path) -> None:
     """The SDK's client closes stdin, SIGTERMs 2 s later and SIGKILLs 2 s after that: the
     chunks embedded when the session ended are committed by then (the model run in flight
-    and the merges wait)."""
+    and the merges wait).
+
+    The session ends once work is embedded beyond the last commit: a couple of groups, or
+    whatever a slow machine embedded in the 15 s after a commit (commits come every 30 s,
+    so waiting for a fixed amount would race the machine's speed)."""
     corpus = write_corpus(tmp_path / "meetings.jsonl", dev_meetings(MEETINGS))
     env = {"PLAUD_CLIENT": "mock", "PLAUD_MOCK_CORPUS": str(corpus),
            "PLAUD_INDEX_HOME": str(index_home)}
@@ -187,16 +191,22 @@ async def test_a_session_ended_mid_sync_keeps_what_was_embedded_on_a_loaded_mach
     with cpu_hogs():
         async with connect(env, server_log) as session:
             await asyncio.wait_for(call(session), 60)  # starts the first sync
-            for _ in range(1200):  # until a commit is behind and much is embedded since
+            committed, committed_at = 0, time.monotonic()
+            for _ in range(2400):
                 progress = SyncProgress.from_state(state.read().progress)
-                if progress and progress.committed and \
-                        progress.chunks - committed_chunks(index_home) >= 2 * GROUP_CHUNKS:
+                if committed_chunks(index_home) != committed:
+                    committed, committed_at = committed_chunks(index_home), time.monotonic()
+                ahead = progress.chunks - committed if progress else 0
+                if progress and progress.committed and (
+                        ahead >= 2 * GROUP_CHUNKS
+                        or (ahead > 0 and time.monotonic() - committed_at >= 15)):
                     break
                 await asyncio.sleep(0.25)
             else:
                 raise AssertionError(f"the sync never got ahead of its commits: {progress}")
             embedded = progress.chunks
     kept = committed_chunks(index_home)
-    print(f"embedded {embedded} when the session ended, {kept} committed after it")
-    assert kept >= 0.9 * embedded, (kept, embedded, server_log.read_text()[-2000:])
+    print(f"embedded {embedded} when the session ended ({ahead} beyond the last commit), "
+          f"{kept} committed after it")
+    assert kept >= embedded, (kept, embedded, server_log.read_text()[-2000:])
     assert lock_holder(index_home / "indexer.lock") is None
