@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from plaud_index.index import postings as postings_module
 from plaud_index.index.analyzer import term_spans, tokenize
-from plaud_index.index.postings import K1, B, bm25, build_postings
+from plaud_index.index.postings import K1, B, bm25, build_postings, present_terms
 
 WORDS = ["budget", "plan", "risk", "Küche", "会議", "vendor"]
 
@@ -58,3 +58,20 @@ def test_bm25_equals_the_formula_sparse_or_dense(words: list[list[str]], terms: 
     np.testing.assert_allclose(got[live], np.array(reference(texts, terms, live.tolist()))[live],
                                rtol=1e-5, atol=1e-6)
     assert not got[~live].any()  # rows the filter removed score nothing
+
+
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8), min_size=1,
+                max_size=30),
+       st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.8, 1.0]))
+@settings(max_examples=100, deadline=None)
+def test_present_terms_are_the_terms_of_the_rows_the_mask_keeps(words: list[list[str]],
+                                                                seed: int,
+                                                                share: float) -> None:
+    texts = [" ".join(w) for w in words]
+    live = np.random.default_rng(seed).random(len(texts)) < share  # none, some or all
+    cut = len(texts) // 2
+    segments = [(build_postings(texts[:cut]), 0), (build_postings(texts[cut:]), cut)]
+    terms = ["budget", "küche", "会議", "none"]
+    expected = {t for t in terms for i, text in enumerate(texts)
+                if live[i] and t in tokenize(text)}
+    assert present_terms(segments, terms, live) == expected

@@ -147,9 +147,10 @@ def present_terms(segments: Sequence[tuple[Postings, int]], terms: Iterable[str]
                   live: np.ndarray) -> set[str]:
     """The ``terms`` that occur in at least one row of ``live`` (a mask over all rows)."""
     found = set()
-    for term in set(terms):
+    everything = bool(live.all())  # then any posting will do: no gather of a common word's
+    for term in set(terms):          # rows through the mask (2 ms at a million)
         for postings, offset in segments:
-            hit = _live_postings(postings, offset, term, live, everything=False)
+            hit = _live_postings(postings, offset, term, live, everything)
             if hit is not None and hit[5]:
                 found.add(term)
                 break
