@@ -210,7 +210,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "service": CORE | {"config", "sources", "embedding", "index", "search", "sync"},
     "setup": CORE | {"config", "sources", "plaud", "embedding", "index", "mirror", "sync",
                      "service", "render"},
-    "server": CORE | {"config", "search", "sync", "service", "setup", "render"},
+    "server": CORE | {"config", "search", "sync", "service", "render"},  # never setup: its
+    # commands print, and stdout is the protocol
     "cli": {top(m) for m in MODULES} - {"__main__", "cli"},
     "__main__": {"cli", "server"},
 }
