@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
@@ -335,6 +336,37 @@ def test_a_first_sync_killed_after_its_first_commit_keeps_it(tmp_path: Path) -> 
     assert progress is not None
     assert (progress.done, progress.committed, progress.total) == (1, 1, 12)
     assert progress.fetched == 4 and progress.phase == "fetching"  # saved as it went
+
+
+def test_an_index_refilled_from_nothing_answers_as_partial_until_the_fill_finishes(
+        config: Config) -> None:
+    """Deleting the index folder is the documented reset: status says the index is empty
+    until a cycle runs, and the refill is a first sync again (answers partial, a stopped
+    fill resumed), not "complete" from the success of the index that is gone."""
+    from plaud_index.setup.status import build_status
+
+    def flags() -> tuple[str, ...]:
+        return build_status(config, SyncStateStore(config.home).read(),
+                            open_snapshot(config.index_dir)).health.flags
+
+    source, home = FakeSource(corpus(6)), config.home
+    Indexer(source, HashEmbedder(), home).run_cycle()
+    assert SyncStateStore(home).read().complete and not flags()
+    shutil.rmtree(config.index_dir)
+    assert any("the index is empty, though the last sync listed 6" in f for f in flags())
+    seen: list[SyncProgress] = []
+    stopped = Indexer(source, HashEmbedder(), home, commit_every=2, progress=seen.append,
+                      should_stop=lambda: bool(seen) and seen[-1].committed >= 2).run_cycle()
+    assert stopped.stopped
+    snap = open_snapshot(config.index_dir)
+    assert snap is not None and 0 < len(snap.recordings) < 6
+    state = SyncStateStore(home).read()
+    assert not state.complete and state.last_success is None
+    assert any(f.startswith("the first sync stopped") for f in flags()), flags()
+    again = Indexer(source, HashEmbedder(), home).run_cycle()
+    assert not again.stopped and SyncStateStore(home).read().complete and not flags()
+    snap = open_snapshot(config.index_dir)
+    assert snap is not None and len(snap.recordings) == 6
 
 
 def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(

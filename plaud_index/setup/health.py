@@ -48,6 +48,12 @@ def health(state: SyncState, now: float, interval_ms: int,
     elif now - float(last) > 3 * interval:
         flags.append(f"stale: the last successful sync was {ago(now - last)} (more than 3 "
                      f"intervals of {format_interval(interval_ms)})")
+    listed = (state.last_report or {}).get("listed")
+    listed = listed if isinstance(listed, int) else 0  # a hand-edited state file: no flag
+    if last is not None and not indexed and not syncing and listed > len(state.skipped):
+        flags.append(f"the index is empty, though the last sync listed {listed} recording(s) "
+                     "(its folder was deleted or its manifest lost): the next cycle "
+                     "fills it again; `plaud-index-mcp indexer --once` does it now")
     if state.last_error_kind == "PlaudAuthError" and state.last_error:
         flags.append(f"sign-in: {state.last_error}")
     elif state.last_error_kind == "PlaudAuthError":

@@ -152,6 +152,12 @@ class Indexer:
                              damage_met=read_damage(self.state.home, state.last_success))
         listing = self.source.list_recordings(tail_hint=state.list_tail)
         known = writer.recordings()
+        if listing and not known and not writer.rebuilding and state.last_success:
+            # The index is empty again (its folder deleted, its manifest lost) and fills
+            # from nothing where readers see it: until this cycle finishes, answers are
+            # partial and an interrupted fill is resumed, as on a first sync.
+            log.info("The index is empty: filling it again from the sources")
+            self.state.update(last_success=None)
         checked = {k: v for k, v in state.checked.items() if k in listing}
         versions = {k: v for k, v in state.versions.items() if k in listing}
         plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate,
