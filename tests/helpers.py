@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -161,9 +163,24 @@ def run_cli(capsys: Any, *argv: str) -> tuple[int, str]:
     return code, out.out + out.err
 
 
+def wait_for_the_running_cycle(deadline_s: float = 120) -> None:
+    """Until nobody holds the indexer lock: a ``search`` on an emptied index started the
+    CLI's first sync in a process of its own, and an ``indexer --once`` beside it would
+    only skip (the lock is the condition waited for, not a guessed time)."""
+    from plaud_index.sync.lock import lock_holder
+
+    lock = Path(os.environ["PLAUD_INDEX_HOME"]) / "indexer.lock"
+    deadline = time.monotonic() + deadline_s
+    while lock_holder(lock) is not None:
+        assert time.monotonic() < deadline, f"a cycle still holds {lock}: {lock_holder(lock)}"
+        time.sleep(0.05)
+
+
 def assert_one_cycle_heals(capsys: Any) -> None:
-    """After damage: one ``indexer --once`` and every sample recording is searchable again,
-    with ``status`` back to ok."""
+    """After damage: one cycle (``indexer --once``, or the one a search started in the
+    background) and every sample recording is searchable again, with ``status`` back to
+    ok."""
+    wait_for_the_running_cycle()
     code, text = run_cli(capsys, "indexer", "--once")
     assert code == 0, text
     code, text = run_cli(capsys, "search", "Q3 budget", "--json")
