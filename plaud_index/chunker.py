@@ -182,26 +182,44 @@ class Chunker:
         for section in notes:
             parts = [section.note_title] + [h for h in section.heading.split(" > ")
                                             if h and h != section.note_title]
-            heading = " > ".join(p for p in parts if p)
+            timed = section.at_ms is not None
+            # a highlight or mark is one line at its moment under its note's title
+            heading = section.note_title if timed else " > ".join(p for p in parts if p)
             if pending and pending_note != section.note_title:
                 groups.append((pending_heading, pending))
                 pending = []
             if not pending:
                 pending_heading, pending_note = heading, section.note_title
-            title_line = f"{heading}\n" if heading else ""
-            for para in (p.strip() for p in section.text.split("\n\n")):
-                if not para:
-                    continue
-                fits = len(para) <= self.target_chars
-                for piece in [para] if fits else _split_long(para, self.target_chars):
-                    pending.append(_Unit(title_line + piece, None, None, ""))
-                    title_line = ""
+                if timed:
+                    pending.append(_Unit(heading, None, None, ""))
+            if timed:
+                pending.extend(self._timed_units(section))
+            else:
+                self._note_units(section, heading, pending)
             if sum(len(u.text) for u in pending) >= MIN_NOTE_CHARS:
                 groups.append((pending_heading, pending))
                 pending = []
         if pending:
             groups.append((pending_heading, pending))
         return groups
+
+    def _note_units(self, section: NoteSection, heading: str, into: list[_Unit]) -> None:
+        title_line = f"{heading}\n" if heading else ""
+        for para in (p.strip() for p in section.text.split("\n\n")):
+            if not para:
+                continue
+            fits = len(para) <= self.target_chars
+            for piece in [para] if fits else _split_long(para, self.target_chars):
+                into.append(_Unit(title_line + piece, None, None, ""))
+                title_line = ""
+
+    def _timed_units(self, section: NoteSection) -> list[_Unit]:
+        """One line (or a few, when long) at the section's moment: its title, then text."""
+        text = " ".join(section.text.split())
+        line = f"{section.heading}: {text}" if section.heading else text
+        pieces = [line] if len(line) <= self.target_chars else \
+            _split_long(line, self.target_chars)
+        return [_Unit(piece, section.at_ms, section.at_ms, "") for piece in pieces]
 
     def _fitting(self, prefix: str, windows: list[list[_Unit]]) -> list[list[_Unit]]:
         """Split any window whose embedded text would pass the model's token budget."""

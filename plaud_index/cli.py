@@ -82,7 +82,8 @@ DEMO_QUERIES = (
 # the MCP tools; a terminal user typed flags).
 FLAGS = {"date_from": "--from", "date_to": "--to", "source_kind": "--source-kind",
          "limit": "--limit", "speaker": "--speaker", "source": "--source", "mode": "--mode",
-         "cursor": "--cursor", "window": "--window", "at_ms": "--at", "at": "--at",
+         "cursor": "--cursor", "window": "--window", "folder": "--folder", "at_ms": "--at",
+         "at": "--at",
          "plaud_search": "plaud-index-mcp search", "plaud_list": "plaud-index-mcp list",
          "plaud_get": "plaud-index-mcp get"}
 _FLAG_WORDS = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) +
@@ -107,7 +108,7 @@ def setup_logging(verbose: bool) -> None:
 def cmd_search(args: argparse.Namespace, config: Config) -> int:
     request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
                            limit=args.limit, speaker=args.speaker, source=args.source,
-                           mode=args.mode, source_kind=args.source_kind)
+                           mode=args.mode, source_kind=args.source_kind, folder=args.folder)
     result = answer(config, lambda service: service.search(request))
     show(args.json, asdict(result), lambda: render_search(result, terminal=True))
     return 0
@@ -124,7 +125,8 @@ def cmd_get(args: argparse.Namespace, config: Config) -> int:
 def cmd_list(args: argparse.Namespace, config: Config) -> int:
     request = make_list_request(date_from=args.date_from, date_to=args.date_to,
                                 limit=args.limit, speaker=args.speaker, source=args.source,
-                                cursor=args.cursor, source_kind=args.source_kind)
+                                cursor=args.cursor, source_kind=args.source_kind,
+                                folder=args.folder)
     listing = answer(config, lambda service: service.browse(request))
     show(args.json, asdict(listing), lambda: render_list(listing, terminal=True))
     return 0
@@ -281,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what was said (transcript), Plaud's AI notes, or both (any)")
     p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
                    help="plaud recordings or folder files only")
+    p.add_argument("--folder", metavar="NAME",
+                   help="only recordings filed in this Plaud folder (any case)")
     p.add_argument("--mode", choices=MODES, default="hybrid",
                    help="meaning and keywords (hybrid), meaning only, or keywords only")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
@@ -308,6 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only recordings that have AI notes, or a transcript")
     p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
                    help="plaud recordings or folder files only")
+    p.add_argument("--folder", metavar="NAME",
+                   help="only recordings filed in this Plaud folder (any case)")
     p.add_argument("--cursor", help="next_cursor of the previous page")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_list)

@@ -17,13 +17,27 @@ class Utterance:
     speaker: str = ""
 
 
+# The note titles of highlights and marks, whatever their source calls them: search tells a
+# moment of these kinds by its note title (``search.rank.moment_source``).
+NOTE_TITLES = {"highlight": "Highlights", "mark": "Marks"}
+
+
 @dataclass(frozen=True)
 class NoteSection:
-    """One Markdown section of an AI note (heading path + body)."""
+    """One Markdown section of an AI note (heading path + body).
+
+    ``at_ms`` places it in the recording: a highlight or a mark the user made carries the
+    moment it points at; ``None`` for a note about the whole recording. ``kind`` says what
+    it is: ``"note"`` (an AI note's section), ``"highlight"`` or ``"mark"``.
+    ``error_code`` is Plaud's ``data_error_code`` of the note it came from, kept as said:
+    a note with content is a note whatever its code (API.md §8)."""
 
     note_title: str
     heading: str
     text: str
+    at_ms: int | None = None
+    kind: str = "note"
+    error_code: int = 0
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,9 @@ class Recording:
     utterances: tuple[Utterance, ...] = ()
     notes: tuple[NoteSection, ...] = ()
     origin: str = ""  # a folder file's path; "" for a Plaud recording
+    folders: tuple[str, ...] = ()  # the Plaud folders (file tags) it is filed under
+    # notes Plaud sent without content, each with its reason (named by ``status``)
+    empty_notes: tuple[str, ...] = ()
 
     @property
     def speakers(self) -> tuple[str, ...]:
@@ -101,7 +118,9 @@ class Moment:
     start_ms: int | None
     end_ms: int | None
     speaker: str
-    source: str  # "transcript" | "notes"
+    # "transcript" | "notes" | "highlight" (a highlight of Plaud's notes) | "mark" (a moment
+    # the user marked while recording)
+    source: str
     snippet: str
 
 
@@ -131,6 +150,7 @@ class Hit:
     created_at_utc: str = ""  # the same instant in UTC
     source_kind: str = "plaud"  # "plaud" | "folder"
     path: str | None = None  # the file, for a folder recording
+    folders: tuple[str, ...] = ()  # the Plaud folders it is filed in
 
 
 @dataclass(frozen=True)
@@ -197,6 +217,8 @@ class RecordingInfo:
     today: Today | None = None
     source_kind: str = "plaud"
     path: str | None = None
+    folders: tuple[str, ...] = ()
+    marks: tuple[Moment, ...] = ()  # the moments the user marked while recording
 
 
 @dataclass(frozen=True)
@@ -214,6 +236,8 @@ class ListedRecording:
     summary: str | None  # the first lines of the summary note, when there is one
     source_kind: str = "plaud"
     path: str | None = None
+    folders: tuple[str, ...] = ()
+    marks: tuple[Moment, ...] = ()  # the moments the user marked while recording
 
 
 @dataclass(frozen=True)
@@ -313,6 +337,10 @@ class Status:
     # set when most indexed text is in languages the index's model does not read
     language_advice: str | None = None
     mirror: MirrorStatus | None = None  # when a mirror folder is set
+    # recordings Plaud keeps failing for: id -> since, tries, last, next (epoch s), error
+    failing: dict[str, dict[str, Any]] | None = None
+    empty_notes: dict[str, str] | None = None  # id -> the notes Plaud sent without text
+    folders_note: str | None = None  # where the Plaud folders come from (or why not)
 
 
 @dataclass(frozen=True)

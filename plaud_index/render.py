@@ -32,10 +32,15 @@ def printable(text: str) -> str:
     return _CONTROLS.sub("", text)
 
 
+# what a moment is, when it is not something said: a reader must not take a note for a quote
+_KIND_LABELS = {"highlight": " (highlight)", "mark": " (your mark)"}
+
+
 def _moment_line(moment: Moment, indent: str) -> str:
     where = moment.start or moment.source
     who = f" {moment.speaker}" if moment.speaker else ""
-    return f'{indent}@{where}{who}: "{moment.snippet}"'
+    kind = _KIND_LABELS.get(moment.source, "")
+    return f'{indent}@{where}{who}{kind}: "{moment.snippet}"'
 
 
 # In a terminal there is no Plaud MCP to call: point at what a person can run instead.
@@ -64,7 +69,7 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
     for rank, hit in enumerate(result.results, 1):
         where = f"  file {hit.path}" if hit.path else ""
         lines.append(f"\n{rank}. {hit.title}  [{_when(hit.created_at)}]  "
-                     f"score {hit.score:.3f}  file_id {hit.file_id}{where}")
+                     f"score {hit.score:.3f}  file_id {hit.file_id}{where}{_in(hit.folders)}")
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
     if result.note:
         lines.append(result.note)
@@ -76,6 +81,19 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
     return printable("\n".join(lines))
 
 
+def _in(folders: tuple[str, ...]) -> str:
+    return f"  folder {', '.join(folders)}" if folders else ""
+
+
+def _marks(marks: tuple[Moment, ...], indent: str, most: int = 5) -> list[str]:
+    """The moments the user marked, on one line: ``your marks: @00:12:30 budget; …``."""
+    if not marks:
+        return []
+    shown = "; ".join(f"@{m.start} {m.snippet}".rstrip() for m in marks[:most])
+    more = f" (+{len(marks) - most} more)" if len(marks) > most else ""
+    return [f"{indent}your marks: {shown}{more}"]
+
+
 def _partial(complete: bool, progress: str | None) -> list[str]:
     if complete:
         return []
@@ -84,9 +102,11 @@ def _partial(complete: bool, progress: str | None) -> list[str]:
 
 
 def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
-    lines = [f"{info.title}  [{_when(info.created_at)}]  file_id {info.file_id}",
+    lines = [f"{info.title}  [{_when(info.created_at)}]  file_id {info.file_id}"
+             f"{_in(info.folders)}",
              f"duration {info.duration}; speakers: {', '.join(info.speakers) or '-'}; "
              f"notes: {', '.join(info.notes) or '-'}"]
+    lines += _marks(info.marks, "", most=20)
     lines.extend(_moment_line(m, "  ") for m in info.snippets)
     if info.around is not None:
         lines.extend(_around(info.around))
@@ -112,9 +132,10 @@ def render_list(listing: RecordingList, terminal: bool = False) -> str:
     for rec in listing.recordings:
         where = f"  file {rec.path}" if rec.path else ""
         lines.append(f"\n- {rec.title}  [{_when(rec.created_at)}]  {rec.duration}  "
-                     f"file_id {rec.file_id}{where}")
+                     f"file_id {rec.file_id}{where}{_in(rec.folders)}")
         lines.append(f"  speakers: {', '.join(rec.speakers) or '-'}; notes: "
                      f"{', '.join(rec.notes) or '-'}")
+        lines += _marks(rec.marks, "  ")
         if rec.summary:
             lines.append(f"  summary: {rec.summary}")
     if listing.next_cursor:
@@ -168,6 +189,16 @@ def render_status(status: Status, zone: UserZone) -> str:
     if status.skipped:
         lines.append(f"Skipped:      {len(status.skipped)} recording(s): "
                      + ", ".join(list(status.skipped)[:5]))
+    for file_id, entry in list((status.failing or {}).items())[:5]:
+        lines.append(f"Failing:      {file_id} since {_local(entry.get('since'), zone)}, "
+                     f"{entry.get('tries')} tries, next {_local(entry.get('next'), zone)}: "
+                     f"{entry.get('error')}")
+    if status.empty_notes:
+        lines.append(f"Empty notes:  {len(status.empty_notes)} recording(s) with notes Plaud "
+                     "sent without text: " + "; ".join(
+                         f"{fid}: {why}" for fid, why in list(status.empty_notes.items())[:3]))
+    if status.folders_note:
+        lines.append(f"Folders:      {status.folders_note}")
     if status.pending:
         lines.append(f"Pending:      {status.pending} recording(s) still being processed by "
                      "Plaud")

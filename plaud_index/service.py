@@ -37,7 +37,7 @@ from .models import (
     SearchResult,
     Today,
 )
-from .search.browse import ListRequest, list_recordings, summary_of
+from .search.browse import ListRequest, list_recordings, marks_of, summary_of
 from .search.rank import Ranking, SearchRequest, echo, make_request, overview, rank
 from .search.transcript import DEFAULT_WINDOW_S, around
 from .sources import make_source
@@ -234,7 +234,8 @@ class SearchService:
                 file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
                 duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
                 speakers=rec.speakers, notes=rec.note_titles, summary=summary_of(snap, rec),
-                source_kind=rec.source_kind, path=rec.origin or None))
+                source_kind=rec.source_kind, path=rec.origin or None, folders=rec.folders,
+                marks=marks_of(rec)))
         return RecordingList(tuple(rows), matched, cursor, self.freshness(snap, state),
                              self.today())
 
@@ -277,7 +278,8 @@ class SearchService:
             duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
             speakers=rec.speakers, notes=rec.note_titles, chunks=rec.chunk_count,
             snippets=moments, fetch=fetch_hint(rec.origin), around=window, today=self.today(),
-            source_kind=rec.source_kind, path=rec.origin or None)
+            source_kind=rec.source_kind, path=rec.origin or None, folders=rec.folders,
+            marks=marks_of(rec))
 
     def _rank(self, snap: Snapshot, request: SearchRequest) -> Ranking:
         vector = None

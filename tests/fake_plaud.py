@@ -24,6 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlparse
 
+_WEB_PREFIXES = {"transaction": "source_transaction",
+                 "transaction_polish": "source_transaction_polish", "outline": "source_outline",
+                 "auto_sum_note": "auto_sum", "sum_multi_note": "sum_multi"}
 DEFAULT_CLIENT = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"
 SECRET = b"fake-plaud-signing-key"
 
@@ -122,6 +125,12 @@ class Config:
     web_token: str = "web-session-token-for-tests"
     web_region_redirect: bool = False
     web_redirect_loop: bool = False
+    web_redirect_host: str | None = None  # the -302 body's domain (default: /web2 here)
+    web_wrong_region_401: bool = False  # the first host answers HTTP 401, not -302 (§8)
+    broken_ids: set[str] = field(default_factory=set)  # details that answer 500, always
+    # Plaud folders (web API §8): id -> name, served by GET /filetag/; each file's
+    # "filetag_id_list" says where it is filed
+    filetags: dict[str, str] = field(default_factory=dict)
 
 
 class FakePlaud:
@@ -480,6 +489,8 @@ class FakePlaud:
                                   "serial_number")}
 
     def detail(self, file_id: str) -> Reply:
+        if file_id in self.config.broken_ids:  # §8: a broken id answers 500, not 404
+            return Reply.json({"detail": "Internal Server Error"}, 500)
         f = next((x for x in self.files if x["id"] == file_id), None)
         if f is None:
             status = self.config.unknown_id_status
@@ -488,12 +499,19 @@ class FakePlaud:
         body = {**self._row(f), "presigned_url": None, "source_list": [], "note_list": []}
         for kind, content, link_only, *extra in f["blocks"]:
             options = extra[0] if extra else {}
-            key = "note_list" if kind.endswith(("note", "template")) else "source_list"
-            block = {"data_id": f"{kind}:{f['id']}", "data_type": kind, "data_title": "",
+            key = options.get("list") or ("note_list" if kind.endswith(("note", "template"))
+                                          else "source_list")
+            block = {"data_id": options.get("data_id", f"{kind}:{f['id']}"),
+                     "data_type": options.get("data_type", kind), "data_title": "",
                      "data_content": "" if link_only else content, "data_link": ""}
             if key == "note_list":
                 block.update(data_title="Summary", data_tab_name=options.get("tab", "Summary"),
                              data_error_code=options.get("error_code", 0))
+                if options.get("untitled"):  # an action_items block without titles (§8)
+                    del block["data_title"], block["data_tab_name"]
+            for name in ("extra", "download_link_map"):
+                if name in options:
+                    block[name] = options[name]
             if link_only:
                 block["data_link"] = self._sign(f"{f['id']}-{kind}", content,
                                                 options.get("encoding"))
@@ -541,17 +559,25 @@ class FakePlaud:
         prefix, _, rest = r.path.lstrip("/").partition("/")
         if r.bearer() != self.config.web_token:
             return Reply.json({"status": -3900, "msg": "invalid auth header"})  # HTTP 200!
+        if prefix == "web" and self.config.web_wrong_region_401:
+            return Reply.json({"detail": "Unauthorized"}, 401)  # a wrong region, §8
         if self.config.web_region_redirect and (prefix == "web" or
                                                 self.config.web_redirect_loop):
-            host = f"127.0.0.1:{self.server.server_address[1]}/web2"  # type: ignore[union-attr]
-            return Reply.json({"status": -302, "msg": "region", "data": {"domains": {
-                "api": host}}})
+            host = self.config.web_redirect_host or \
+                f"127.0.0.1:{self.server.server_address[1]}/web2"  # type: ignore[union-attr]
+            return Reply.json({"status": -302, "msg": "user region mismatch",
+                               "data": {"domains": {"api": host}}})
+        if rest == "filetag/":
+            return Reply.json({"status": 0, "msg": "success", "data_filetag_list": [
+                {"id": tag, "name": name, "icon": "folder", "color": "#888"}
+                for tag, name in self.config.filetags.items()]})
         if rest == "file/simple/web":
             skip, limit = int(r.query.get("skip", "0")), int(r.query.get("limit", "20"))
             rows = [{"id": f["id"], "filename": f["name"], "duration": f["duration"],
                      "start_time": int(time.mktime(time.strptime(f["created_at"],
                                                                  "%Y-%m-%dT%H:%M:%S"))) * 1000,
-                     "is_trash": 0, "is_trans": 1, "is_summary": 1}
+                     "is_trash": 0, "is_trans": 1, "is_summary": 1, "scene": 102,
+                     "filetag_id_list": list(f.get("filetags", []))}
                     for f in self.files[skip: skip + limit]]
             return Reply.json({"status": 0, "msg": "success", "data_file_total": len(self.files),
                                "data_file_list": rows})
@@ -560,23 +586,40 @@ class FakePlaud:
                      None)
             if f is None:
                 return Reply.json({"status": -1, "msg": "file not found"})
-            transcript = next(c for k, c, *_ in f["blocks"] if k == "transaction")
-            note = next(c for k, c, *_ in f["blocks"] if k.endswith("note"))
-            saved = self.config.link_encoding
-            self.config.link_encoding = "gzip_header"
-            link = self._sign(f"web-{f['id']}", transcript)
-            self.config.link_encoding = saved
-            return Reply.json({"status": 0, "msg": "success", "request_id": "", "data": {
-                "file_id": f["id"], "file_name": f["name"], "duration": f["duration"],
-                "start_time": 1_780_000_000_000,
-                "content_list": [{"data_id": f"source_transaction:{f['id']}",
-                                  "data_type": "transaction", "task_status": 1,
-                                  "data_link": link},
-                                 {"data_id": f"auto_sum:{f['id']}", "data_type": "auto_sum_note",
-                                  "task_status": 1, "data_link": ""}],
-                "pre_download_content_list": [{"data_id": f"auto_sum:{f['id']}",
-                                               "data_content": note}]}})
+            return Reply.json({"status": 0, "msg": "success", "request_id": "",
+                               "data": self._web_detail(f)})
         return Reply.json({"detail": "Not Found"}, 404)
+
+    def _web_detail(self, f: dict[str, Any]) -> dict[str, Any]:
+        """The web detail (API.md §5, §8): every block a link in ``content_list`` (gzip),
+        notes inline in ``pre_download_content_list`` unless ``web_link`` asks for a JSON
+        summary body behind the link; ``extra`` (tab templates) carried as given."""
+        content, inline = [], []
+        for kind, text, _link_only, *extra in f["blocks"]:
+            options = extra[0] if extra else {}
+            # ids as the web API spells them: a kind's prefix, a hex part, the file id
+            data_id = options.get("data_id", f"{_WEB_PREFIXES.get(kind, kind)}:1a2b3c4d:"
+                                             f"{f['id']}")
+            block = {"data_id": data_id, "data_type": options.get("data_type", kind),
+                     "task_status": 1, "data_title": options.get("title", ""),
+                     "data_tab_name": options.get("tab", ""), "data_link": "",
+                     "extra": options.get("extra", {})}
+            is_note = kind.endswith(("note", "template")) or options.get("list") == "note_list"
+            if is_note and not options.get("web_link"):
+                inline.append({"data_id": data_id, "data_content": text})
+            else:
+                body = json.dumps({"ai_content": text, "header": {
+                    "headline": options.get("headline", ""), "category": "meeting"},
+                    "summ_type": "MEETING-REPORT", "state": 1}) if is_note else text
+                saved = self.config.link_encoding
+                self.config.link_encoding = "gzip_header"
+                block["data_link"] = self._sign(f"web-{f['id']}-{data_id}", body)
+                self.config.link_encoding = saved
+            content.append(block)
+        return {"file_id": f["id"], "file_name": f["name"], "duration": f["duration"],
+                "start_time": 1_780_000_000_000, "scene": 102,
+                "filetag_id_list": list(f.get("filetags", [])),
+                "content_list": content, "pre_download_content_list": inline}
 
     # -- seed data -----------------------------------------------------------------------
     def add_file(self, i: int, *, link_only: bool = False, name: str | None = None,
@@ -662,6 +705,43 @@ class FakePlaud:
             "note_error": [("transaction", json.dumps(seg), False),
                            ("auto_sum_note", "Point 0 about the transcript itself.", False,
                             {"error_code": 10})],
+            # What published samples show of real payloads (API.md §8), one shape each:
+            "summary_error_10": [("transaction", json.dumps(seg), False),
+                                 ("auto_sum_note", json.dumps({
+                                     "ai_content": "## Summary\nThe zebra procurement was "
+                                                   "approved by the board.",
+                                     "category": "Summary", "state": 10}), False,
+                                  {"error_code": 10})],
+            "highlights_array": [("transaction", json.dumps(seg), False),
+                                 ("high_light", json.dumps([
+                                     {"content": "The kiwi launch slips to March",
+                                      "timestamp": 750000, "title": "Launch date",
+                                      "picture_link": ""}]), False,
+                                  {"list": "note_list", "tab": "Highlights"})],
+            "highlights_markdown": [("transaction", json.dumps(seg), False),
+                                    ("high_light", "- **Osprey budget** approved", False,
+                                     {"list": "note_list", "tab": "Highlights",
+                                      "error_code": 1})],
+            "device_marks": [("transaction", json.dumps(seg), False),
+                             ("mark_memo", json.dumps({"marks": [
+                                 {"timestamp": 91000, "mark_type": 1, "mark_type_string": "flag",
+                                  "mark_content": "pelican contract clause", "content": "",
+                                  "title": "", "mark_id": "m1", "mark_status": 0}]}), False)],
+            "note_image": [("transaction", json.dumps(seg), False),
+                           ("auto_sum_note", "## Summary\nThe whiteboard of the heron plan.\n"
+                            "![PLAUD NOTE](permanent/abc123/poster.png)", False,
+                            {"download_link_map": {"permanent/abc123/poster.png":
+                                                   "https://example.invalid/poster.png"}})],
+            "verbatim_and_polish": [
+                ("transaction", json.dumps([{**seg[0], "content": "Um, so, uh, the walrus "
+                                             "budget is, you know, basically fine."}]), False),
+                ("transaction_polish", json.dumps([{**seg[0], "content": "The budget is "
+                                                    "fine."}]), True)],
+            "heading_only_note": [("transaction", json.dumps(seg), False),
+                                  ("auto_sum_note", "# Custom summary", False)],
+            "untitled_action_items": [("transaction", json.dumps(seg), False),
+                                      ("action_items", "- Ann: send the toucan deck", False,
+                                       {"list": "note_list", "untitled": True})],
             "unicode": [("transaction", json.dumps([{"start_time": 0, "end_time": 900,
                                                      "content": "会议 🎉 שלום", "speaker": "李"}]),
                          False)],

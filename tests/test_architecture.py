@@ -25,7 +25,8 @@ MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglo
 PURE = {"errors", "models", "search", "index.analyzer", "chunker", "search.rank", "render",
         "setup.health", "redact", "sync.progress", "search.snippets", "clock", "search.browse",
         "search.transcript", "search.topk",
-        "sync.policy", "plaud.documents", "plaud.settings", "index.snapshot", "index.postings",
+        "sync.policy", "plaud.documents", "plaud.fields", "plaud.notes", "plaud.settings",
+        "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
 IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",
               "subprocess", "fcntl", "time", "sqlite3", "shutil", "tempfile", "threading",

@@ -92,26 +92,44 @@ def test_markdown_sections_carry_their_heading_path() -> None:
     ]
 
 
-def test_polish_is_preferred_over_the_raw_transcript() -> None:
+def test_the_verbatim_transcript_is_indexed_when_a_polished_one_exists_too() -> None:
     raw = detail()
     polished = [{"start_time": 0, "end_time": 1000, "content": "Polished.", "speaker": "Ann"}]
-    raw["source_list"].append({"data_type": "transaction_polish",
-                               "data_content": json.dumps(polished), "data_link": ""})
+    raw["source_list"].insert(0, {"data_type": "transaction_polish",
+                                  "data_content": json.dumps(polished), "data_link": ""})
+    utterances = normalize_recording(raw).utterances
+    assert len(utterances) == 2 and "Polished." not in [u.text for u in utterances]
+
+
+def test_the_polished_transcript_is_the_fallback_when_no_verbatim_one_exists() -> None:
+    raw = detail()
+    polished = [{"start_time": 0, "end_time": 1000, "content": "Polished.", "speaker": "Ann"}]
+    raw["source_list"] = [{"data_type": "transaction", "data_content": "", "data_link": ""},
+                          {"data_type": "transaction_polish",
+                           "data_content": json.dumps(polished), "data_link": ""}]
     assert [u.text for u in normalize_recording(raw).utterances] == ["Polished."]
 
 
-def test_empty_polish_falls_back_to_the_raw_transcript() -> None:
-    raw = detail()
-    raw["source_list"].insert(0, {"data_type": "transaction_polish", "data_content": "",
-                                  "data_link": "https://example/x"})
-    assert len(normalize_recording(raw).utterances) == 2
+def test_blocks_are_recognised_by_their_id_prefix_when_the_data_type_is_unknown() -> None:
+    raw = detail(note="")
+    segments = [{"start_time": 0, "end_time": 900, "content": "Verbatim.", "speaker": "Ann"}]
+    raw["source_list"] = [{"data_id": "source_transaction:1a2b:f1", "data_type": "trans_v2",
+                           "data_content": json.dumps(segments)}]
+    raw["note_list"] = [{"data_id": "sum_multi:abc:f1:def", "data_type": "multi_v9",
+                         "data_content": "## Report\nThe quarterly report.",
+                         "extra": {"summ_type": "MEETING-REPORT",
+                                   "used_template": {"template_name": "Meeting report"}}}]
+    recording = normalize_recording(raw)
+    assert [u.text for u in recording.utterances] == ["Verbatim."]
+    assert [(n.note_title, n.text) for n in recording.notes] == [
+        ("Meeting report", "The quarterly report.")]
 
 
 def test_unknown_and_outline_blocks_are_ignored_not_fatal() -> None:
     raw = detail()
     raw["source_list"] += [
         {"data_type": "outline", "data_content": '[{"start_time":0,"topic":"T"}]'},
-        {"data_type": "mark_memo", "data_content": {"weird": True}},
+        {"data_type": "mark_memo", "data_content": {"weird": True}},  # no marks: nothing
         {"data_type": "brand_new_type", "data_content": 42},
         "garbage",
     ]

@@ -422,14 +422,15 @@ def test_after_revoke_the_client_says_re_login(api: PlaudClient, fake: FakePlaud
     ("inline_full", lambda r: len(r.utterances) == 6 and r.notes[0].text.startswith("Discussed")),
     ("note_json_wrapped", lambda r: r.notes[0].heading == "Summary"),
     ("link_only_transcript", lambda r: len(r.utterances) == 6),
-    ("link_only_polish", lambda r: r.utterances[0].text.startswith("Polished")),
+    ("link_only_polish", lambda r: r.utterances[0].text.startswith("Point 0")),
     ("gzip_raw_link", lambda r: len(r.utterances) == 6),
     ("unprocessed", lambda r: not r.has_content and r.duration_ms == 0),
     ("null_speakers", lambda r: [(u.speaker, u.end_ms) for u in r.utterances] == [
         ("Speaker 1", 1000), ("Speaker 2", 2000), ("Speaker 1", 2000)]),
     ("multi_notes", lambda r: [n.note_title for n in r.notes] == [
         "Summary", "Meeting Minutes", "Custom"]),
-    ("note_error", lambda r: r.notes == () and len(r.utterances) == 6),
+    ("note_error", lambda r: [n.error_code for n in r.notes] == [10] and
+     len(r.utterances) == 6),
     ("unicode", lambda r: r.utterances[0].text == "会议 🎉 שלום" and "🎉" in r.title),
     ("long", lambda r: len(r.utterances) == 5000),
     ("weird_id", lambda r: r.file_id == "id with/slash?&%"),

@@ -53,6 +53,8 @@ class IndexedRecording:
     note_titles: tuple[str, ...]
     chunk_count: int
     origin: str = ""  # a folder file's path; "" for Plaud recordings
+    folders: tuple[str, ...] = ()  # the Plaud folders it is filed under
+    marks: tuple[tuple[int, str], ...] = ()  # the moments the user marked: (ms, text)
 
     @property
     def partial(self) -> bool:
@@ -71,12 +73,20 @@ class IndexedRecording:
         return created if created.tzinfo else created.replace(tzinfo=timezone.utc)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "speakers": list(self.speakers),
-                "note_titles": list(self.note_titles)}
+        data = {**asdict(self), "speakers": list(self.speakers),
+                "note_titles": list(self.note_titles), "folders": list(self.folders),
+                "marks": [list(m) for m in self.marks]}
+        for key in ("folders", "marks"):  # written only when there are any
+            if not data[key]:
+                del data[key]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> IndexedRecording:
         return cls(data["file_id"], data["title"], data["created_at"],
                    int(data.get("duration_ms", 0)), data["content_hash"],
                    tuple(data.get("speakers", ())), tuple(data.get("note_titles", ())),
-                   int(data.get("chunk_count", 0)), str(data.get("origin", "")))
+                   int(data.get("chunk_count", 0)), str(data.get("origin", "")),
+                   tuple(str(f) for f in data.get("folders", ())),
+                   tuple((int(m[0]), str(m[1])) for m in data.get("marks", ())
+                         if isinstance(m, list) and len(m) == 2))

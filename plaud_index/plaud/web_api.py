@@ -10,17 +10,45 @@ inline in ``pre_download_content_list``. Raw dicts out, like ``PlaudClient``.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 from urllib.parse import quote, urlparse
 
 from ..errors import PlaudAuthError, PlaudUpstreamError, RecordingGoneError
 from .api import check_link
-from .settings import DEFAULT_WEB_BASE
+from .settings import DEFAULT_WEB_BASE, LOOPBACK_HOSTS
 from .transport import Transport
 
 log = logging.getLogger(__name__)
 
 PAGE = 100
+# The web API's regional hosts (API.md §5, §8); a -302 may name another, always *.plaud.ai.
+REGION_HOSTS = ("api.plaud.ai", "api-euc1.plaud.ai", "api-apse1.plaud.ai", "api-jp.plaud.ai")
+# How a browser shows the token: "bearer eyJ…" (API.md §8); the scheme is ours to add.
+_SCHEME = re.compile(r"^\s*bearer\s+", re.IGNORECASE)
+
+
+def clean_web_token(token: str) -> str:
+    """A pasted web token without the ``bearer `` a browser shows before it (any case) and
+    without surrounding space or quotes."""
+    return _SCHEME.sub("", token.strip().strip("'\"")).strip()
+
+
+def region_host(domain: str, current_base: str) -> str | None:
+    """The base URL a ``-302`` answer points to, if it may be followed: an https
+    ``*.plaud.ai`` host (or, in tests, a loopback base while the current one is loopback);
+    ``None`` for anything else."""
+    text = domain.strip().rstrip("/")
+    url = urlparse(text if "://" in text else f"https://{text}")
+    host = (url.hostname or "").lower()
+    if url.scheme == "https" and (host == "plaud.ai" or host.endswith(".plaud.ai")) \
+            and not url.username and url.port in (None, 443):
+        return f"https://{host}{url.path}".rstrip("/")
+    current = urlparse(current_base)
+    if current.scheme == "http" and current.hostname in LOOPBACK_HOSTS and \
+            host in LOOPBACK_HOSTS and "://" not in text:
+        return f"http://{text}"
+    return None
 # Cloudflare in front of the web API wants browser-like requests (API.md §5).
 BROWSER_HEADERS = {
     "User-Agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 "
@@ -33,8 +61,9 @@ BROWSER_HEADERS = {
 class WebClient:
     def __init__(self, token: str, base: str = DEFAULT_WEB_BASE,
                  transport: Transport | None = None) -> None:
-        self._token = token
+        self._token = clean_web_token(token)
         self.base = base.rstrip("/")
+        self._tags: list[dict[str, Any]] | None = None  # the account's folders, once a walk
         self.transport = transport or Transport(user_agent=BROWSER_HEADERS["User-Agent"])
         self._switched = False
 
@@ -44,6 +73,12 @@ class WebClient:
                 **BROWSER_HEADERS, "Authorization": f"Bearer {self._token}"})
             if response.status == 404:
                 raise RecordingGoneError(f"The Plaud web API has no {path.split('?')[0]}")
+            if response.status == 401:  # a wrong regional host may say 401, not -302 (§8)
+                raise PlaudAuthError(
+                    f"Plaud's web API at {urlparse(self.base).hostname} refused the token "
+                    "(HTTP 401): either the token expired (copy a fresh one from "
+                    "web.plaud.ai) or your account lives in another region (set "
+                    f"PLAUD_API_BASE to one of {', '.join('https://' + h for h in REGION_HOSTS)})")
             if response.status != 200:
                 raise PlaudUpstreamError(f"The Plaud web API answered HTTP {response.status} "
                                          f"for {path.split('?')[0]}")
@@ -64,17 +99,39 @@ class WebClient:
                                      f"{body.get('msg', '')}")
 
     def _switch_region(self, body: dict[str, Any]) -> None:
-        host = ((body.get("data") or {}).get("domains") or {}).get("api")
+        data = body.get("data")
+        domains = data.get("domains") if isinstance(data, dict) else None
+        host = domains.get("api") if isinstance(domains, dict) else None
         if self._switched or not isinstance(host, str) or not host:
             raise PlaudUpstreamError("The Plaud web API keeps redirecting between regions "
                                      "(redirect loop); check PLAUD_API_BASE")
-        scheme = urlparse(self.base).scheme or "https"
-        self.base = f"{scheme}://{host.removeprefix('https://').rstrip('/')}"
+        base = region_host(host, self.base)
+        if base is None:  # the token would go wherever the answer points: never
+            raise PlaudUpstreamError(
+                f"The Plaud web API asked to switch region to {ascii(host[:80])}, which is "
+                "not an https *.plaud.ai host; refused (the token is not sent there). Set "
+                "PLAUD_API_BASE to your region's host")
+        self.base = base
         self._switched = True
-        log.info("Plaud web API: switching to the account's region %s", host)
+        log.info("Plaud web API: switching to the account's region %s", urlparse(base).hostname)
+
+    def folders(self) -> list[dict[str, Any]]:
+        """The account's folders (``GET /filetag/``: id, name), read once per client; a
+        failure leaves recordings without folders rather than failing the walk."""
+        if self._tags is None:
+            try:
+                tags = self._call("/filetag/").get("data_filetag_list")
+            except (PlaudUpstreamError, RecordingGoneError) as exc:
+                log.warning("Cannot read the Plaud folders (%s); recordings are indexed "
+                            "without them", exc)
+                tags = []
+            self._tags = [t for t in tags if isinstance(t, dict)] \
+                if isinstance(tags, list) else []
+        return self._tags
 
     def list_files(self, tail_hint: str | None = None) -> list[dict[str, Any]]:
         seen: dict[str, dict[str, Any]] = {}
+        self._tags = None  # folders are read again with each walk
         skip = 0
         while True:
             body = self._call(f"/file/simple/web?skip={skip}&limit={PAGE}&is_trash=0"
@@ -96,6 +153,7 @@ class WebClient:
         data = self._call(f"/file/detail/{quote(file_id, safe='')}").get("data")
         if not isinstance(data, dict):
             raise PlaudUpstreamError(f"The Plaud web API's detail for {file_id} has no data")
+        data["filetag_list"] = self.folders()  # the names its filetag_id_list points at
         blocks = data.get("content_list")
         for block in blocks if isinstance(blocks, list) else []:
             link = block.get("data_link") if isinstance(block, dict) else None

@@ -12,10 +12,12 @@ import binascii
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 
+from ..clock import format_clock
 from ..errors import InvalidQueryError
 from ..index.records import IndexedRecording
 from ..index.snapshot import Snapshot
-from .rank import check_limit, echo, parse_filters
+from ..models import Moment
+from .rank import check_limit, echo, in_folder, parse_filters
 
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 50
@@ -32,17 +34,18 @@ class ListRequest:
     after: tuple[str, str] | None = None  # (created_at UTC ISO, file_id) of the last shown
     source_kind: str = "any"
     zone: tzinfo = timezone.utc
+    folder: str | None = None
 
 
 def make_list_request(*, date_from: object = None, date_to: object = None,
                       limit: object = DEFAULT_LIST_LIMIT, speaker: object = None,
                       source: object = "any", cursor: object = None,
-                      source_kind: object = "any") -> ListRequest:
+                      source_kind: object = "any", folder: object = None) -> ListRequest:
     """Validate ``plaud_list`` arguments as sent; each problem an ``InvalidQueryError``."""
-    filters = parse_filters(date_from, date_to, speaker, source, source_kind)
+    filters = parse_filters(date_from, date_to, speaker, source, source_kind, folder)
     return ListRequest(filters.date_from, filters.date_to, check_limit(limit, MAX_LIST_LIMIT),
                        filters.speaker, filters.source, decode_cursor(cursor),
-                       source_kind=filters.source_kind)
+                       source_kind=filters.source_kind, folder=filters.folder)
 
 
 def encode_cursor(record: IndexedRecording) -> str:
@@ -72,6 +75,8 @@ def _utc(record: IndexedRecording) -> datetime:
 def _wanted(record: IndexedRecording, request: ListRequest) -> bool:
     if request.source_kind not in ("any", record.source_kind):
         return False
+    if request.folder and not in_folder(record.folders, request.folder):
+        return False
     day = _utc(record).astimezone(request.zone).date()
     if (request.date_from and day < request.date_from) or \
             (request.date_to and day > request.date_to):
@@ -99,6 +104,12 @@ def list_recordings(snapshot: Snapshot, request: ListRequest
     page = matching[start:start + request.limit]
     more = start + len(page) < len(matching)
     return page, len(matching), encode_cursor(page[-1]) if page and more else None
+
+
+def marks_of(record: IndexedRecording) -> tuple[Moment, ...]:
+    """The moments the user marked while recording, in time order."""
+    return tuple(Moment(start=format_clock(ms), start_ms=ms, end_ms=ms, speaker="",
+                        source="mark", snippet=text) for ms, text in sorted(record.marks))
 
 
 def summary_of(snapshot: Snapshot, record: IndexedRecording,

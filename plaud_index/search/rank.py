@@ -26,7 +26,7 @@ from ..errors import InvalidQueryError
 from ..index.analyzer import has_searchable_text, query_terms
 from ..index.postings import bm25, present_terms
 from ..index.snapshot import SOURCE_CODES, Snapshot
-from ..models import Hit, Moment
+from ..models import NOTE_TITLES, Hit, Moment
 from .snippets import make_snippet, speaker_lines
 from .topk import masked, rescale_top, top_k
 
@@ -59,6 +59,7 @@ class SearchRequest:
     file_id: str | None = None  # restrict to one recording (plaud_get's snippets)
     zone: tzinfo = timezone.utc  # whose calendar days date_from / date_to are
     source_kind: str = "any"  # "plaud" recordings or "folder" files only
+    folder: str | None = None  # only recordings filed in the Plaud folder of this name
 
 
 def echo(value: object, limit: int = 60) -> str:
@@ -86,7 +87,8 @@ def parse_day(value: object, name: str) -> date | None:
 
 def make_request(query: object, *, date_from: object = None, date_to: object = None,
                  limit: object = DEFAULT_LIMIT, speaker: object = None, source: object = "any",
-                 mode: object = "hybrid", source_kind: object = "any") -> SearchRequest:
+                 mode: object = "hybrid", source_kind: object = "any",
+                 folder: object = None) -> SearchRequest:
     """Validate search arguments; every problem is an ``InvalidQueryError`` a model can fix.
     Arguments arrive as the client sent them (no coercion): ``"8"`` or ``true`` is not a
     limit, ``20250101`` is not a date."""
@@ -102,10 +104,10 @@ def make_request(query: object, *, date_from: object = None, date_to: object = N
                                 f"{MAX_QUERY_CHARS}")
     if not isinstance(mode, str) or mode not in MODES:
         raise InvalidQueryError(f"mode must be one of {', '.join(MODES)}, got {echo(mode)}")
-    filters = parse_filters(date_from, date_to, speaker, source, source_kind)
+    filters = parse_filters(date_from, date_to, speaker, source, source_kind, folder)
     return SearchRequest(query, filters.date_from, filters.date_to,
                          check_limit(limit, MAX_LIMIT), filters.speaker, filters.source, mode,
-                         source_kind=filters.source_kind)
+                         source_kind=filters.source_kind, folder=filters.folder)
 
 
 @dataclass(frozen=True)
@@ -117,18 +119,28 @@ class Filters:
     speaker: str | None
     source: str
     source_kind: str
+    folder: str | None = None
 
 
 def parse_filters(date_from: object, date_to: object, speaker: object, source: object,
-                  source_kind: object) -> Filters:
+                  source_kind: object, folder: object = None) -> Filters:
     start, end = parse_day(date_from, "date_from"), parse_day(date_to, "date_to")
     if start and end and start > end:
         raise InvalidQueryError(f"date_from {start} is after date_to {end}")
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidQueryError(f"speaker must be text, got {echo(speaker)}")
+    if folder is not None and not isinstance(folder, str):
+        raise InvalidQueryError(f"folder must be a folder's name, got {echo(folder)}")
     return Filters(start, end, (speaker or "").strip()[:200] or None,
                    _one_of(source, SOURCES, "source"), _one_of(source_kind, SOURCE_KINDS,
-                                                               "source_kind"))
+                                                               "source_kind"),
+                   " ".join((folder or "").split())[:200] or None)
+
+
+def in_folder(folders: tuple[str, ...], wanted: str) -> bool:
+    """Is a recording filed in the folder named ``wanted``? Whole names, any case."""
+    key = wanted.casefold()
+    return any(" ".join(f.split()).casefold() == key for f in folders)
 
 
 def check_limit(limit: object, most: int) -> int:
@@ -161,6 +173,10 @@ def filter_mask(snapshot: Snapshot, request: SearchRequest) -> np.ndarray:
     if request.source_kind != "any":
         kind = snapshot.folder_recordings == (request.source_kind == "folder")
         mask &= np.append(kind, False)[snapshot.row_recording]
+    if request.folder:
+        filed = np.array([in_folder(r.folders, request.folder) for r in snapshot.recordings],
+                         dtype=bool)
+        mask &= np.append(filed, False)[snapshot.row_recording]
     if request.source != "any":
         mask &= snapshot.columns.source == SOURCE_CODES[request.source]
     if request.speaker:
@@ -263,7 +279,7 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
                         score=round(score, 4), snippet=moments[0].snippet, moments=moments,
                         similarity=round(float(dense[rows].max()), 4)
                         if dense is not None else None, source_kind=rec.source_kind,
-                        path=rec.origin or None))
+                        path=rec.origin or None, folders=rec.folders))
     return Ranking(hits, best, coverage)
 
 
@@ -294,4 +310,16 @@ def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None =
     if who and snippet.startswith(f"{who}: "):  # the label already names them
         snippet = snippet[len(who) + 2:]
     return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
-                  speaker=who, source=chunk.source, snippet=snippet)
+                  speaker=who, source=moment_source(chunk.source, chunk.heading, start_ms),
+                  snippet=snippet)
+
+
+# a notes passage under one of these titles with a time is that kind of moment
+TIMED_NOTES = {title: kind for kind, title in NOTE_TITLES.items()}
+
+
+def moment_source(source: str, heading: str, start_ms: int | None) -> str:
+    """What a moment is: "transcript", "notes", or a "highlight" / "mark" at its time."""
+    if source == "notes" and start_ms is not None:
+        return TIMED_NOTES.get(heading.split(" > ")[0], source)
+    return source

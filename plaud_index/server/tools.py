@@ -67,8 +67,11 @@ we decide about the Q3 budget?" or "when did Alex mention the launch date?".
 Arguments: query (required; natural language or keywords); date_from / date_to (YYYY-MM-DD,
 inclusive, the user's local calendar days; the answer's "today" says which day it is);
 limit (recordings, default {DEFAULT_LIMIT}, max {MAX_LIMIT}); speaker (only passages spoken
-by a speaker whose name contains this text); source ("any", "transcript" or "notes").
-Filters are applied before ranking.
+by a speaker whose name contains this text); source ("any", "transcript" or "notes");
+source_kind ("any", "plaud" or "folder"); folder (only recordings filed in the Plaud folder
+of that name, any case). Filters are applied before ranking. A moment's source says what it
+is: "transcript", "notes", "highlight" (a highlight of Plaud's notes) or "mark" (a moment
+the user marked while recording).
 
 score is in [0, 1]: a blend of semantic similarity (cosine) and keyword relevance (BM25)
 of the best passages; it orders results within one query and is not comparable across
@@ -97,10 +100,14 @@ Arguments (all optional): date_from / date_to (YYYY-MM-DD, inclusive, the user's
 use the answer's "today" to resolve relative dates); limit (default {DEFAULT_LIST_LIMIT}, at
 most {MAX_LIST_LIMIT}); speaker (only recordings with a speaker whose name contains this);
 source ("notes": only recordings with AI notes; "transcript": only with a transcript);
-cursor (the next_cursor of the previous page). "matched" counts all pages. For a topic use
-plaud_search; for one recording's detail use plaud_get."""
+source_kind ("any", "plaud" or "folder"); folder (only recordings filed in the Plaud folder
+of that name, any case); cursor (the next_cursor of the previous page). Each row also
+shows its Plaud folders and the moments the user marked while recording. "matched" counts
+all pages. For a topic use plaud_search; for one recording's detail use plaud_get."""
 
 MAX_FILE_ID_CHARS = 200
+_FOLDER_HELP = ("Only recordings filed in the Plaud folder of this name (any case; the "
+                "whole name).")
 _KIND_HELP = ('"any", "plaud" (recordings from the Plaud account) or "folder" (files from '
               "the user's local folders; their results carry the file's path).")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -148,9 +155,11 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                                         enum=list(SOURCES), default="any")] = "any",
         source_kind: Annotated[Any, _as_sent(_KIND_HELP, type="string",
                                              enum=list(SOURCE_KINDS), default="any")] = "any",
+        folder: Annotated[str | None, Field(description=_FOLDER_HELP)] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
-                        limit=limit, speaker=speaker, source=source, source_kind=source_kind)
+                        limit=limit, speaker=speaker, source=source, source_kind=source_kind,
+                        folder=folder)
         result = _call(service.search, request)
         return CallToolResult(content=[TextContent(type="text", text=render_search(result))],
                               structured_content=asdict(result))
@@ -205,9 +214,11 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                                                         "page.")] = None,
         source_kind: Annotated[Any, _as_sent(_KIND_HELP, type="string",
                                              enum=list(SOURCE_KINDS), default="any")] = "any",
+        folder: Annotated[str | None, Field(description=_FOLDER_HELP)] = None,
     ) -> Annotated[CallToolResult, RecordingList]:
         request = _call(make_list_request, date_from=date_from, date_to=date_to, limit=limit,
-                        speaker=speaker, source=source, cursor=cursor, source_kind=source_kind)
+                        speaker=speaker, source=source, cursor=cursor, source_kind=source_kind,
+                        folder=folder)
         result = _call(service.browse, request)
         return CallToolResult(content=[TextContent(type="text", text=render_list(result))],
                               structured_content=asdict(result))

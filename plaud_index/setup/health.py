@@ -12,6 +12,10 @@ if TYPE_CHECKING:  # the shape only: this module reads no file
     from ..sync.state import SyncState
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def health(state: SyncState, now: float, interval_ms: int,
            daemon_alive: bool | None, writable: str | None = None,
            syncing: bool = False, signed_out: str | None = None,
@@ -63,6 +67,14 @@ def health(state: SyncState, now: float, interval_ms: int,
     if damage:
         flags.append(f"a search met damage: {damage} (the next indexer cycle rebuilds it: "
                      "`plaud-index-mcp indexer --once`)")
+    if state.failing:
+        worst = sorted(state.failing.items(), key=lambda kv: kv[1]["since"])
+        named = ", ".join(f"{fid} (since {ago(now - entry['since'])}, {int(entry['tries'])} "
+                          f"tries)" for fid, entry in worst[:3])
+        more = f" and {len(worst) - 3} more" if len(worst) > 3 else ""
+        flags.append(f"{_count(len(worst), 'recording')} keep failing on Plaud's side: "
+                     f"{named}{more}; every other recording is indexed, and these are tried "
+                     "again with backoff (`status --json` has the errors)")
     if state.skipped:
         flags.append(f"{len(state.skipped)} recording(s) skipped because they cannot be read "
                      f"(see `status --json`); they are retried every few hours")

@@ -45,6 +45,8 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
         held_deletion=state.held_deletion, daemon=state.daemon, progress=state.progress,
         skipped=state.skipped,
         lock_holder=holder, auth=auth, language_advice=index_advice(snap), mirror=mirror,
+        failing=state.failing or None, empty_notes=state.empty_notes or None,
+        folders_note=folders_note(config),
         health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
                       writable=None if _writable(config.home) else
                       str(config.home), syncing=holder is not None,
@@ -52,6 +54,14 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
                       indexed=len(snap.recordings) if snap else 0,
                       damage=read_damage(config.home, state.last_success)),
     )
+
+
+def folders_note(config: Config) -> str | None:
+    """Whether Plaud's folders can be known: only the web API lists them."""
+    if config.client == "mock" or config.web_token:
+        return None
+    return ("Plaud folders: the developer API does not say which folder a recording is in; "
+            "sign in with a web token (PLAUD_API_TOKEN) to filter by folder")
 
 
 def mirror_status(config: Config) -> MirrorStatus | None:

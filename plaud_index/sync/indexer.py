@@ -88,17 +88,19 @@ class Indexer:
         ``StorageError`` that says what to free or fix."""
         started = self.clock()
         try:
-            report, remembered = self._cycle(started, self.state.read())
+            report, remembered, outage = self._cycle(started, self.state.read())
             problems = self.source.problems()
+            failure = outage or (problems[0] if problems else None)
             # A cycle stopped early is no success: its progress stays behind, so a first
             # sync cut short still reads as partial and the next start resumes it. Nor is
-            # one where a source could not be listed (the other one was still indexed).
-            finished = {} if report.stopped or problems else {"progress": None,
-                                                              "last_success": self.clock()}
+            # one where a source could not be listed (the other one was still indexed), or
+            # one cut short by an outage (what it fetched is committed and remembered).
+            finished = {} if report.stopped or failure else {"progress": None,
+                                                             "last_success": self.clock()}
             self.state.update(last_attempt=started, last_error=None, last_error_kind=None,
                               last_report=asdict(report), **finished, **remembered)
-            if problems:
-                raise problems[0]
+            if failure:
+                raise failure
             self.state.keep_reserve()
         except PlaudIndexError as exc:
             self._record_failure(started, str(exc), type(exc).__name__)
@@ -144,8 +146,10 @@ class Indexer:
             log.info("Fetching %d more recordings for the Markdown mirror", len(extra))
         return extra
 
-    def _cycle(self, started: float, state: SyncState) -> tuple[SyncReport, dict[str, Any]]:
-        """Returns the report and what the next cycle must remember."""
+    def _cycle(self, started: float, state: SyncState
+               ) -> tuple[SyncReport, dict[str, Any], PlaudIndexError | None]:
+        """Returns the report, what the next cycle must remember, and the failure of the
+        whole source that stopped the fetching (everything fetched before it is committed)."""
         self.state.update(progress=SyncProgress(0, 0, started, phase="listing",
                                                 updated=started).to_state())
         writer = open_writer(self.index_dir, self.model, self.clock,
@@ -160,11 +164,13 @@ class Indexer:
             self.state.update(last_success=None)
         checked = {k: v for k, v in state.checked.items() if k in listing}
         versions = {k: v for k, v in state.versions.items() if k in listing}
+        failing = {k: v for k, v in state.failing.items() if k in listing}
         plan = plan_fetches(listing, known, checked, started, self.interval_s, self.revalidate,
-                            skipped=set(state.skipped), versions=versions)
+                            skipped=set(state.skipped), versions=versions, failing=failing)
         log.info("The sources list %d recordings; fetching %d (new %d, processing %d, renamed %d, "
-                 "recent %d, rolling re-check %d)", len(listing), len(plan.ids), plan.new,
-                 plan.processing, plan.renamed, plan.recent, plan.rolling)
+                 "recent %d, rolling re-check %d, failing before %d; %d more wait for their "
+                 "retry)", len(listing), len(plan.ids), plan.new, plan.processing,
+                 plan.renamed, plan.recent, plan.rolling, plan.retrying, plan.waiting)
         todo = plan.ids + self._mirror_backfill(listing, plan.ids, state.skipped)
         self._queue = EmbedQueue(self.embedder, writer.known_vector, self.group_chunks)
         run = CycleWork(
@@ -174,7 +180,9 @@ class Indexer:
             self.commit_every, known, todo, started,
             {fid: listing[fid].duration_ms for fid in todo},
             {k: v for k, v in state.skipped.items() if k in listing},
-            last_commit=self.clock(), mirror=self.mirror.put if self.mirror else None)
+            last_commit=self.clock(), mirror=self.mirror.put if self.mirror else None,
+            failing=failing,
+            empty_notes={k: v for k, v in state.empty_notes.items() if k in listing})
         run.run()
         checked.update(run.checked)
         # an id the detail spelled otherwise than the listing is no longer a KeyError here
@@ -201,7 +209,8 @@ class Indexer:
         remembered = {"checked": checked, "held_deletion": decision.hold,
                       "skipped": {**run.quarantine, **self.source.rejected()},
                       "processing": processing, "list_tail": next(reversed(listing), None),
-                      "versions": versions}
+                      "versions": versions, "failing": run.failing,
+                      "empty_notes": run.empty_notes}
         counts = run.counts
         if self.mirror is not None:
             counts["mirrored"] = self.mirror.counts["written"]
@@ -210,4 +219,4 @@ class Indexer:
             unchanged=counts.pop("unchanged", 0) + len(listing) - len(plan.ids),
             seconds=round(self.clock() - started, 3), errors=tuple(run.errors),
             stopped=run.stopped, **counts)
-        return report, remembered
+        return report, remembered, run.outage

@@ -31,6 +31,21 @@ from ..models import Listed
 RECENT_S = 7 * 86400
 REVALIDATE_PERIOD_S = 86400
 SKIPPED_RETRY_S = 6 * 3600
+RETRY_FIRST_S = 60.0  # a recording Plaud failed for is tried again after this, then 4x longer
+RETRY_MAX_S = 6 * 3600.0
+
+
+def retry_delay(tries: int) -> float:
+    """Seconds before a recording that failed ``tries`` times in a row is tried again."""
+    return float(min(RETRY_FIRST_S * 4.0 ** max(tries - 1, 0), RETRY_MAX_S))
+
+
+def failed_again(before: Mapping[str, Any] | None, now: float, reason: str) -> dict[str, Any]:
+    """A recording's failure record after one more failure: since when it fails, how often
+    in a row, when it is due again, and why."""
+    tries = int((before or {}).get("tries", 0)) + 1
+    return {"since": (before or {}).get("since", now), "tries": tries, "last": now,
+            "next": now + retry_delay(tries), "error": reason}
 
 
 @dataclass(frozen=True)
@@ -41,6 +56,8 @@ class FetchPlan:
     renamed: int = 0
     recent: int = 0
     rolling: int = 0
+    retrying: int = 0  # recordings that failed on Plaud's side, due again (tried last)
+    waiting: int = 0  # those not due yet
 
 
 def _created(rec: IndexedRecording) -> float:
@@ -54,15 +71,24 @@ def plan_fetches(listing: Mapping[str, Listed],
                  known: Mapping[str, IndexedRecording], checked: Mapping[str, float],
                  now: float, interval_s: float, forced: Collection[str] = (),
                  skipped: Collection[str] = (),
-                 versions: Mapping[str, str] | None = None) -> FetchPlan:
+                 versions: Mapping[str, str] | None = None,
+                 failing: Mapping[str, Mapping[str, Any]] | None = None) -> FetchPlan:
     """``skipped``: recordings that failed for a reason of their own. They are not new;
     they join the rolling window, once their last try is ``SKIPPED_RETRY_S`` old.
+    ``failing``: recordings Plaud kept failing for (``failed_again``): each is tried again
+    once its ``next`` is due, after everything else, so it never holds the others up.
     ``versions``: what a listing's change marker (a folder file's mtime and size) was when
     last read; an entry with a marker is fetched exactly when the marker moved."""
-    new, processing, renamed, recent, old = [], [], [], [], []
-    versions = versions or {}
+    new, processing, renamed, recent, old, retry = [], [], [], [], [], []
+    versions, failing = versions or {}, failing or {}
+    waiting = 0
     for file_id, row in listing.items():
         rec = known.get(file_id)
+        if file_id in failing:
+            due = now >= _number(failing[file_id].get("next"))
+            retry.extend([file_id] if due else [])
+            waiting += not due
+            continue
         name = row.title
         if row.version is not None and (file_id not in skipped or
                                         versions.get(file_id) != row.version):
@@ -86,8 +112,14 @@ def plan_fetches(listing: Mapping[str, Listed],
             old.append(file_id)
     budget = math.ceil(len(old) * interval_s / REVALIDATE_PERIOD_S)
     rolling = sorted(old, key=lambda fid: checked.get(fid, 0.0))[:budget]
-    return FetchPlan(new + processing + renamed + recent + rolling, len(new), len(processing),
-                     len(renamed), len(recent), len(rolling))
+    return FetchPlan(new + processing + renamed + recent + rolling + retry, len(new),
+                     len(processing), len(renamed), len(recent), len(rolling), len(retry),
+                     waiting)
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else 0.0
 
 
 def listing_fingerprint(ids: Collection[str]) -> str:

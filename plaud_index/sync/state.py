@@ -51,6 +51,9 @@ class SyncState:
     daemon: dict[str, Any] | None = None  # pid, heartbeat, interval_ms
     skipped: dict[str, str] = field(default_factory=dict)  # file_id -> why it is skipped
     versions: dict[str, str] = field(default_factory=dict)  # folder file -> mtime-size read
+    # recordings Plaud keeps failing for: id -> since, tries, last, next, error (policy.py)
+    failing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    empty_notes: dict[str, str] = field(default_factory=dict)  # id -> notes Plaud sent empty
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,8 +73,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "last_attempt": _NUMBER, "last_success": _NUMBER, "last_error": (str,),
     "last_error_kind": (str,), "last_report": (dict,), "checked": (dict,),
     "held_deletion": (dict,), "processing": (int,), "list_tail": (str,), "progress": (dict,),
-    "daemon": (dict,), "skipped": (dict,), "versions": (dict,),
+    "daemon": (dict,), "skipped": (dict,), "versions": (dict,), "failing": (dict,),
+    "empty_notes": (dict,),
 }
+_FAILING_NUMBERS = ("since", "tries", "last", "next")
 
 
 def parse_state(data: object, label: str) -> SyncState:
@@ -97,6 +102,12 @@ def parse_state(data: object, label: str) -> SyncState:
     values["checked"] = {k: float(v) for k, v in checked.items()
                          if isinstance(v, _NUMBER) and not isinstance(v, bool)}
     values["skipped"] = {k: str(v) for k, v in values.get("skipped", {}).items()}
+    values["empty_notes"] = {k: str(v) for k, v in values.get("empty_notes", {}).items()}
+    values["failing"] = {k: {**v, "error": str(v.get("error", ""))}
+                         for k, v in values.get("failing", {}).items()
+                         if isinstance(v, dict) and all(
+                             isinstance(v.get(n), _NUMBER) and not isinstance(v.get(n), bool)
+                             for n in _FAILING_NUMBERS)}
     return SyncState(**values)
 
 

@@ -17,38 +17,75 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from ..chunker import Chunker
-from ..errors import PlaudAuthError, PlaudIndexError, PlaudTransientError, SourceError
+from ..config import format_interval
+from ..errors import (
+    PlaudAuthError,
+    PlaudIndexError,
+    PlaudRateLimitedError,
+    PlaudTransientError,
+    PlaudUnreachableError,
+    SourceError,
+)
 from ..index.records import PARTIAL, IndexedRecording
 from ..index.writer import IndexWriter
-from ..models import Recording
+from ..models import NoteSection, Recording
 from ..plaud import RecordingSource
 from ..redact import redact
 from .embedding import EmbedQueue
+from .policy import failed_again
 from .progress import SyncProgress
 
 log = logging.getLogger(__name__)
 
 FIRST_COMMIT_S = 10.0  # a first recording still unfinished by then goes in partly
 PROGRESS_S = 1.0  # the sync state's progress is refreshed about this often
+# Recordings failing on Plaud's side one after another before the cycle calls it an outage
+# (one broken recording is that recording's problem: API.md §8, a 500 for one id).
+OUTAGE_RUN = 3
+
+# Failures that are the whole source's, not one recording's: the cycle stops fetching,
+# commits what it has, and fails.
+_WHOLE_SOURCE = (PlaudAuthError, PlaudUnreachableError, PlaudRateLimitedError)
+
+
+_NOTE_DEFAULTS = {"at_ms": None, "kind": "note", "error_code": 0}
+
+
+def _note_fields(note: NoteSection) -> dict[str, object]:
+    """A note's fields, those at their defaults left out: a field added later does not
+    change the hash of a recording that does not use it (which would re-index them all)."""
+    return {k: v for k, v in asdict(note).items()
+            if k not in _NOTE_DEFAULTS or v != _NOTE_DEFAULTS[k]}
 
 
 def content_hash(recording: Recording) -> str:
     """Changes whenever anything the index derives from the recording changes."""
-    payload = json.dumps([recording.title, recording.created_at.isoformat(),
-                          [asdict(u) for u in recording.utterances],
-                          [asdict(n) for n in recording.notes]], sort_keys=True)
+    parts: list[object] = [recording.title, recording.created_at.isoformat(),
+                           [asdict(u) for u in recording.utterances],
+                           [_note_fields(n) for n in recording.notes]]
+    if recording.folders:  # moved to another folder: a change (and the mirror's file moves)
+        parts.append(list(recording.folders))
+    payload = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+MAX_MARKS = 50  # the marks a recording's record keeps for plaud_get and plaud_list
+MARK_CHARS = 120
+
+
 def indexed_record(recording: Recording, digest: str, chunks: int) -> IndexedRecording:
+    marks = tuple((n.at_ms, " ".join(n.text.split())[:MARK_CHARS]) for n in recording.notes
+                  if n.kind == "mark" and n.at_ms is not None)[:MAX_MARKS]
     return IndexedRecording(
         file_id=recording.file_id, title=recording.title,
         created_at=recording.created_at.isoformat(), duration_ms=recording.duration_ms,
         content_hash=digest, speakers=recording.speakers,
         note_titles=tuple(dict.fromkeys(n.note_title for n in recording.notes)),
-        chunk_count=chunks, origin=recording.origin,
+        chunk_count=chunks, origin=recording.origin, folders=recording.folders,
+        marks=marks,
     )
 
 
@@ -86,6 +123,11 @@ class CycleWork:
     listed_ms: dict[str, int]  # each recording's listed duration (0: unknown)
     quarantine: dict[str, str]
     mirror: Callable[[Recording], object] | None = None  # each fetched recording, as is
+    # recordings failing on Plaud's side: id -> since, tries, next (when due), error
+    failing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    empty_notes: dict[str, str] = field(default_factory=dict)  # id -> notes without text
+    outage: PlaudIndexError | None = None  # why fetching stopped for the whole source
+    transient_run: int = 0  # recordings failing on Plaud's side in a row, just now
     counts: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     checked: dict[str, float] = field(default_factory=dict)  # finished: fetched + handled
@@ -121,7 +163,7 @@ class CycleWork:
         self.phase = "fetching"
         self._report(force=True)
         for file_id in self.todo:
-            if self.should_stop():
+            if self.should_stop() or self.outage:
                 break
             self._fetch(file_id)
             while self.queue.fresh and self._embed_now():
@@ -131,6 +173,7 @@ class CycleWork:
                 self._commit_if_due()
             self._commit_if_due()
         while self.queue.fresh and not self.should_stop():  # the last recordings' chunks
+            # (after an outage too: what was fetched is embedded and committed)
             self._embed_group()
             self._commit_if_due()
         self._put_ready()
@@ -138,8 +181,9 @@ class CycleWork:
         if unfinished:
             self.stopped = True
             partial = self._put_partial()
-            log.info("Stopping after this commit; %d recordings resume next start%s",
-                     unfinished, " (one of them partly indexed)" if partial else "")
+            log.info("Stopping after this commit; %d recordings resume %s%s", unfinished,
+                     "next cycle" if self.outage else "next start",
+                     " (one of them partly indexed)" if partial else "")
 
     def _fetch(self, file_id: str) -> None:
         self.phase = "fetching"
@@ -150,14 +194,24 @@ class CycleWork:
             previous = self.known.get(recording.file_id)
             unchanged = previous is not None and previous.content_hash == digest
             chunks = [] if unchanged else self.chunker.chunk(recording)
-        except (PlaudAuthError, PlaudTransientError):
-            raise
+        except _WHOLE_SOURCE as exc:
+            self.outage = exc  # what is done is committed, then the cycle fails with it
+            return
+        except PlaudTransientError as exc:  # this recording's detail kept failing
+            self._failed_on_plaud(file_id, exc)
+            return
         except Exception as exc:  # noqa: BLE001 - one recording never stops a cycle
             self.errors.append(skip(file_id, exc, self.quarantine, self.counts))
             self.finish(file_id, self.clock())
             return
         finally:
             self.fetch_s += self.clock() - started
+        self.transient_run = 0
+        self.failing.pop(file_id, None)
+        if recording.empty_notes:
+            self.empty_notes[file_id] = "; ".join(recording.empty_notes)[:500]
+        else:
+            self.empty_notes.pop(file_id, None)
         if self.mirror is not None:
             self.mirror(recording)
         self.fetched += 1
@@ -172,6 +226,25 @@ class CycleWork:
             self.chunks_seen += fresh
             self.counts["chunks_reused"] += reused
         self._report()
+
+    def _failed_on_plaud(self, file_id: str, exc: PlaudTransientError) -> None:
+        """Plaud kept failing for this recording after the transport's retries: skipped for
+        this cycle, tried again with backoff. Several in a row are an outage: then the cycle
+        stops fetching, commits what it has and fails."""
+        now = self.clock()
+        reason = redact(str(exc))[:500]
+        self.failing[file_id] = entry = failed_again(self.failing.get(file_id), now, reason)
+        log.warning("Skipping recording %s this cycle (failed %d time(s) in a row, tried "
+                    "again in %s): %s", file_id, entry["tries"],
+                    format_interval(int((entry["next"] - now) * 1000)), reason)
+        self.errors.append(f"{file_id}: {reason}")
+        self.counts["skipped"] += 1
+        self.transient_run += 1
+        if self.transient_run >= OUTAGE_RUN:
+            self.outage = PlaudTransientError(
+                f"Plaud failed for {self.transient_run} recordings in a row ({reason}); what "
+                "was fetched is kept, and the next sync goes on")
+        self.finish(file_id, now)
 
     def _embed_group(self) -> None:
         """One group, counted and reported model run by model run (and as the clock moves
