@@ -103,6 +103,7 @@ class Listed:
     version: str | None = None  # a folder file's mtime and size; Plaud lists no such marker
     duration_ms: int = 0  # as listed (0: unknown); sizes the time-left estimate
     remote_id: str = ""  # the id as the source spells it, to fetch by ("": ``file_id``)
+    folders: tuple[str, ...] | None = None  # its Plaud folders, where the listing says
 
 
 # Results. These are the one shape of each answer: the service returns them, the MCP

@@ -2,10 +2,14 @@
 reads here; a .docx is unzipped in memory).
 
 What a format carries is used: SRT/VTT cues give utterances with times (a speaker
-from ``Name: text`` or ``<v Name>``); Plaud's TXT export (``Speaker 1 00:01:05`` above
-the words) and ``[00:01:05] Name: text`` lines give times and speakers; plain
-``Name: text`` lines give speakers (no times: every moment is at 00:00:00); anything
-else is read as notes, sectioned by Markdown headings. Markdown front matter may give
+from ``Name: text`` or ``<v Name>``); ``[00:01:05] Name: text`` lines and the
+``Speaker 1 00:01:05`` layout (a name and a time above the words; Plaud's docs describe
+it, no real export has been published, so it is one layout among several) give times and
+speakers; plain ``Name: text`` lines give speakers (no times: every moment is at
+00:00:00). In a transcript, a line nobody is named for stays as an utterance without a
+speaker, at the time of the line before it (an export-like TXT shows one: API.md §8).
+A text where fewer than half the lines fit these layouts is notes, sectioned by Markdown
+headings. Markdown front matter may give
 ``title`` and ``date``; a .docx its core ``created`` date; otherwise the caller's
 fallback (the file's mtime).
 """
@@ -152,6 +156,9 @@ def transcript_lines(lines: list[str]) -> list[Utterance]:
         elif spoken := _SPOKEN.match(line):
             out.append(Utterance(spoken.group("text").strip(), 0, 0, spoken.group("who")))
             fitting += 1
+        else:  # words nobody is named for ("Background voice in the room."): still speech
+            at = out[-1].start_ms if out else 0
+            out.append(Utterance(line, at, at, ""))
     content = sum(1 for line in lines if line.strip())
     return _with_ends(out) if content and fitting * 2 >= content else []
 

@@ -42,6 +42,20 @@ def base_stem(recording: Recording, zone: UserZone) -> str:
     return f"{day} {safe_title(recording.title)}"
 
 
+def sub_folder(recording: Recording) -> str:
+    """The sub-folder a recording's file goes in: its (first) Plaud folder's name, made
+    safe like a title; ``""`` (the mirror's top) for a recording in no folder."""
+    return safe_title(recording.folders[0]) if recording.folders else ""
+
+
+def mirror_stem(recording: Recording, zone: UserZone) -> str:
+    """``Work/2026-07-08 Q3 budget review``: the sub-folder, then the base stem. When the
+    recording moves to another Plaud folder its stem changes, so its file moves with it."""
+    folder = sub_folder(recording)
+    stem = base_stem(recording, zone)
+    return f"{folder}/{stem}" if folder else stem
+
+
 def pick_name(stem: str, file_id: str, taken: Callable[[str], bool],
               label: str = "") -> str:
     """``stem.md``, or ``stem (label).md``; on a clash the file id tells two recordings

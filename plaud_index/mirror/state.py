@@ -44,6 +44,15 @@ class MirrorState:
         return {"version": VERSION, **asdict(self)}
 
 
+def safe_name(name: str) -> bool:
+    """A file name the state may point at: ``name.md`` or ``Folder/name.md`` (a Plaud
+    folder's sub-folder), nothing hidden, no ``..``, no other separator: a damaged or
+    edited state file must never send a write, a rename or a removal outside the mirror."""
+    parts = name.split("/")
+    return 1 <= len(parts) <= 2 and all(p and not p.startswith(".") and "\\" not in p
+                                        for p in parts)
+
+
 def parse_state(data: object, folder: str) -> MirrorState:
     """The stored state of ``folder``; a fresh one for anything else."""
     if not isinstance(data, dict) or data.get("version") != VERSION or \
@@ -57,7 +66,7 @@ def parse_state(data: object, folder: str) -> MirrorState:
                           float(raw["written"]))
         except (KeyError, TypeError, ValueError):
             continue
-        if entry.name and "/" not in entry.name and entry.name not in (".", ".."):
+        if safe_name(entry.name):
             files[str(file_id)] = entry
     numbers = {k: data.get(k) for k in ("last_write", "last_error_at")}
     return MirrorState(

@@ -6,7 +6,9 @@ differs from what was last written there or the file is gone, so an unchanged ac
 rewrites nothing and mtimes mean "Plaud changed this". A file the user edited is left
 alone and the new version goes beside it (``… (updated).md``). A recording deleted in
 Plaud moves its file into ``.trash/`` (never deleted), and only when the index's
-deletion guard trusts the listing. A failure to write (disk full, read-only) is
+deletion guard trusts the listing. A recording in a Plaud folder is filed in the
+sub-folder of that name, and moves when it moves. The trash and the sub-folders must be
+real folders: a symbolic link there is refused and named, never followed. A failure to write (disk full, read-only) is
 recorded for ``status`` and logged; it never stops indexing.
 """
 
@@ -26,7 +28,7 @@ from ..clock import UserZone
 from ..fsio import atomic_file, fsync_dir
 from ..models import Recording
 from .document import render_document
-from .names import base_stem, pick_name
+from .names import mirror_stem, pick_name
 from .state import Entry, MirrorState, read_mirror_state, write_mirror_state
 
 log = logging.getLogger(__name__)
@@ -90,7 +92,7 @@ class Mirror:
         data = render_document(recording, self.zone).encode("utf-8")
         sha = hashlib.sha256(data).hexdigest()
         entry = self.state.files.get(recording.file_id)
-        stem = base_stem(recording, self.zone)
+        stem = mirror_stem(recording, self.zone)
         if entry is not None and entry.stem == stem and entry.sha256 == sha and \
                 (self.folder / entry.name).is_file():
             self.counts["unchanged"] += 1
@@ -115,6 +117,7 @@ class Mirror:
                         "the new version is %s", entry.name, name)
         elif entry is not None and entry.name != name and on_disk is not None:
             (self.folder / entry.name).unlink(missing_ok=True)  # our own, unedited copy
+            self._drop_if_empty((self.folder / entry.name).parent)
             self.counts["renamed"] += 1
         self.counts["written"] += 1
         self._record(recording.file_id, Entry(name, stem, sha, self.clock()))
@@ -142,8 +145,8 @@ class Mirror:
             entry = self.state.files[file_id]
             try:
                 if (self.folder / entry.name).is_file():
-                    trash.mkdir(mode=0o700, exist_ok=True)
-                    stem = entry.name.removesuffix(".md")
+                    self._real_dir(trash)
+                    stem = Path(entry.name).name.removesuffix(".md")  # sub-folders flattened
                     target = pick_name(stem, file_id, lambda n: (trash / n).exists())
                     os.rename(self.folder / entry.name, trash / target)
                     self.counts["trashed"] += 1
@@ -174,8 +177,28 @@ class Mirror:
             log.info("Mirror: created %s", self.folder)
 
     def _write(self, path: Path, data: bytes) -> None:
+        self._real_dir(path.parent)
         with atomic_file(path) as fh:
             fh.write(data)
+
+    def _drop_if_empty(self, path: Path) -> None:
+        """A sub-folder the last file moved out of (a recording moved in Plaud) goes too."""
+        if path != self.folder and path.parent == self.folder:
+            try:
+                path.rmdir()  # only when empty: anything of the user's keeps it
+            except OSError:
+                pass
+
+    def _real_dir(self, path: Path) -> None:
+        """``path`` made (0700) if missing, and refused unless it is a real folder inside the
+        mirror: a symlink there would carry our writes (or the trash) out of the mirror."""
+        for part in [path, *path.parents]:
+            if part == self.folder:
+                break
+            if part.is_symlink():
+                raise OSError(errno.ELOOP, "a symbolic link where the mirror keeps a folder; "
+                              "move it away", str(part))
+        path.mkdir(parents=True, mode=0o700, exist_ok=True)
 
     def _record(self, file_id: str, entry: Entry) -> None:
         self.state.files[file_id] = entry

@@ -51,14 +51,15 @@ def _transcript(raw: Mapping[str, Any]) -> tuple[Utterance, ...]:
     return next((by_type[t] for t in _TRANSCRIPT_TYPES if by_type.get(t)), ())
 
 
-def _folders(raw: Mapping[str, Any]) -> tuple[str, ...]:
+def _folders(raw: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The names of the Plaud folders (file tags) a recording is filed under: its
     ``filetag_id_list`` looked up in ``filetag_list`` (the web API's ``/filetag/`` rows,
-    which the web client lays beside the detail). The developer API carries neither."""
+    which the web client lays beside a detail and each listing row); ``None`` where
+    neither is given (the developer API carries no folders)."""
     ids = raw.get("filetag_id_list")
     tags = raw.get("filetag_list")
     if not isinstance(ids, list) or not isinstance(tags, list):
-        return ()
+        return None
     names = {str(t.get("id")): short_text(t.get("name"), MAX_TITLE_CHARS)
              for t in tags if isinstance(t, Mapping)}
     return tuple(dict.fromkeys(n for i in ids if (n := names.get(str(i)))))
@@ -112,7 +113,7 @@ def normalize_recording(raw: object) -> Recording:
         duration_ms=parse_duration_ms(raw.get("duration")),
         utterances=_transcript(raw),
         notes=notes,
-        folders=_folders(raw),
+        folders=_folders(raw) or (),
         empty_notes=empty_notes,
     )
 
@@ -148,7 +149,7 @@ def normalize_listing(rows: object) -> tuple[dict[str, Listed], dict[str, str]]:
         if first is None:
             out[file_id] = Listed(file_id, short_text(row.get("name"), MAX_TITLE_CHARS),
                                   duration_ms=parse_duration_ms(row.get("duration")),
-                                  remote_id=str(raw))
+                                  remote_id=str(raw), folders=_folders(row))
     for file_id in collided:
         out.pop(file_id, None)
     if rejected:

@@ -90,6 +90,17 @@ def _note_title(block: Mapping[str, Any], fallback: str) -> str:
         named, block.get("data_tab_name"), block.get("data_title"))) if t), fallback)
 
 
+def _fallback_title(block_type: str, kind: str) -> str:
+    """A title for a block that has none (an ``action_items`` block without tab or title
+    occurs, API.md §8): what its type says, in words."""
+    if kind != "note":
+        return HIGHLIGHTS if kind == "highlight" else MARKS
+    if block_type == "auto_sum_note":
+        return "Summary"
+    words = short_text(block_type.removesuffix("_note").replace("_", " "), 60).strip()
+    return words.capitalize() if words and block_type != "sum_multi_note" else "Note"
+
+
 def _error_code(block: Mapping[str, Any]) -> int:
     code = as_int_ms(block.get("data_error_code"))
     return code if code is not None else 0
@@ -136,9 +147,7 @@ def read_notes(raw: Mapping[str, Any]) -> tuple[tuple[NoteSection, ...], tuple[s
         if data_id and data_id in seen:
             continue  # the web API repeats a note in content_list and pre_download
         kind = _TIMED_KINDS.get(block_kind(block), "note")
-        fallback = "Summary" if block_kind(block) == "auto_sum_note" else \
-            HIGHLIGHTS if kind == "highlight" else MARKS if kind == "mark" else "Note"
-        title = _note_title(block, fallback)
+        title = _note_title(block, _fallback_title(block_kind(block), kind))
         timed = _timed_sections(block, kind) if kind != "note" else []
         markdown = "" if timed else note_markdown(block.get("data_content"))
         parts = timed or [NoteSection(title, heading, text, kind=kind,

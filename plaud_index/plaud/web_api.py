@@ -142,8 +142,11 @@ class WebClient:
                                          "shape; nothing was changed")
             for item in items:
                 if isinstance(item, dict) and isinstance(item.get("id"), str):
-                    seen.setdefault(item["id"], {"id": item["id"],
-                                                 "name": item.get("filename") or ""})
+                    row = {"id": item["id"], "name": item.get("filename") or ""}
+                    if isinstance(item.get("filetag_id_list"), list):  # a move is a change
+                        row.update(filetag_id_list=item["filetag_id_list"],
+                                   filetag_list=self.folders())
+                    seen.setdefault(item["id"], row)
             skip += len(items)
             total = body.get("data_file_total")
             if len(items) < PAGE or (isinstance(total, int) and skip >= total):

@@ -104,7 +104,8 @@ def plan_fetches(listing: Mapping[str, Listed],
             new.append(file_id)
         elif rec.chunk_count == 0 or rec.partial:  # Plaud still working, or we were
             processing.append(file_id)
-        elif name and name != rec.title:
+        elif name and name != rec.title or row.folders is not None and \
+                row.folders != rec.folders:  # renamed, or moved to another Plaud folder
             renamed.append(file_id)
         elif file_id in forced or now - _created(rec) < RECENT_S:
             recent.append(file_id)
