@@ -8,12 +8,14 @@ alone and the new version goes beside it (``… (updated).md``). A recording del
 Plaud moves its file into ``.trash/`` (never deleted), and only when the index's
 deletion guard trusts the listing. A recording in a Plaud folder is filed in the
 sub-folder of that name, and moves when it moves. The trash and the sub-folders must be
-real folders: a symbolic link there is refused and named, never followed. A failure to write (disk full, read-only) is
-recorded for ``status`` and logged; it never stops indexing.
+real folders: a symbolic link there is refused and named, never followed. A failure to
+write (disk full, read-only) is recorded for ``status`` and logged; it never stops
+indexing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import logging
@@ -184,10 +186,8 @@ class Mirror:
     def _drop_if_empty(self, path: Path) -> None:
         """A sub-folder the last file moved out of (a recording moved in Plaud) goes too."""
         if path != self.folder and path.parent == self.folder:
-            try:
-                path.rmdir()  # only when empty: anything of the user's keeps it
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):  # only when empty: the user's files keep it
+                path.rmdir()
 
     def _real_dir(self, path: Path) -> None:
         """``path`` made (0700) if missing, and refused unless it is a real folder inside the
