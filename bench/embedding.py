@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+import plaud_index  # noqa: F401  (first: it switches onnxruntime's telemetry off)
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+import plaud_index  # noqa: F401  (first: it switches onnxruntime's telemetry off)
+
 
 def packaged_files() -> Any:
     from plaud_index.embedding.files import packaged

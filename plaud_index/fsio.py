@@ -85,6 +85,14 @@ def write_json_atomic(path: Path, data: object) -> None:
     fsync_dir(path.parent)
 
 
+def open_private(path: Path) -> IO[bytes]:
+    """``path`` opened for writing from the start, readable by this user only (0600, also
+    when it existed with a looser mode): every file of ours holds the user's data."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "wb")
+
+
 def open_lock_file(path: Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)

@@ -22,6 +22,10 @@ class Utterance:
 NOTE_TITLES = {"highlight": "Highlights", "mark": "Marks"}
 
 
+# How a folder that cannot be read is named among the skipped recordings (``status``)
+UNREADABLE_FOLDER = "unreadable folder "
+
+
 @dataclass(frozen=True)
 class NoteSection:
     """One Markdown section of an AI note (heading path + body).

@@ -61,7 +61,8 @@ class CombinedSource:
         return kept
 
     def rejected(self) -> dict[str, str]:
-        return self.plaud.rejected() if self.plaud is not None else {}
+        return {**(self.plaud.rejected() if self.plaud is not None else {}),
+                **self.folders.rejected()}
 
     def problems(self) -> list[Exception]:
         return [exc for _, exc in self._failed]

@@ -24,7 +24,7 @@ MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglo
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "search", "index.analyzer", "chunker", "search.rank", "render",
         "setup.health", "redact", "sync.progress", "search.snippets", "clock", "search.browse",
-        "search.transcript", "search.topk",
+        "search.transcript", "search.topk", "cleaning",
         "sync.policy", "plaud.documents", "plaud.fields", "plaud.notes", "plaud.settings",
         "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
@@ -194,9 +194,9 @@ def top(module: str) -> str:
 # Which top-level place may import which: the pipeline (sources → chunker → embedding →
 # index → search) and the core below it, the two processes (sync, server) and the wiring
 # and edges above. Type-only imports count: a loop through hints is still a loop.
-CORE = {"errors", "models", "clock", "zones", "fsio", "redact", "__init__"}
+CORE = {"errors", "models", "clock", "zones", "fsio", "redact", "cleaning", "__init__"}
 MAY_IMPORT: dict[str, set[str]] = {
-    "errors": set(), "models": set(), "redact": set(), "__init__": set(),
+    "errors": set(), "models": set(), "redact": set(), "cleaning": set(), "__init__": set(),
     "clock": {"models"}, "zones": {"clock"}, "fsio": {"errors"},
     "plaud": CORE, "folders": CORE, "chunker": CORE,
     "embedding": CORE | {"chunker", "index"},

@@ -171,14 +171,15 @@ def test_a_symlink_out_of_the_root_is_not_followed_out(meetings: Path, tmp_path:
 
 def test_an_undecodable_or_oversized_file_is_skipped_with_its_reason(
         meetings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(meetings, "latin1.txt", "Caf\xe9 meeting".encode("latin-1"))
+    write(meetings, "latin1.txt", ("Caf\xe9 r\xe9sum\xe9 " * 20).encode("latin-1"))
     monkeypatch.setattr("plaud_index.folders.source.MAX_FILE_BYTES", 600)
     write(meetings, "huge.md", "# Big\n" + "word " * 200)
     home = tmp_path / "home"
     report = Indexer(FolderSource([meetings]), HashEmbedder(), home).run_cycle()
     skipped = SyncStateStore(home).read().skipped
     reasons = " ".join(skipped.values())
-    assert report.skipped == 2 and "not UTF-8 or UTF-16 text" in reasons
+    assert report.skipped == 2 and "a binary file, not text (0 NUL and 60 undecodable" \
+        in reasons
     assert "files over 600 are not read" in reasons
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ..errors import ModelUnavailableError
+from ..fsio import open_private
 from .specs import DEFAULT_MODEL, PACKAGED_MODEL_ID, ModelConfig
 
 log = logging.getLogger(__name__)
@@ -193,7 +194,8 @@ def download(config: ModelConfig, downloader: Downloader = hub_download) -> Mode
     onnx, tokenizer = _folder_files(folder)
     record = {"version": 1, "model_id": config.embed_model, "sha256": actual,
               "stat": {"onnx": _stat_key(onnx), "tokenizer": _stat_key(tokenizer)}}
-    (folder / _RECORD).write_text(json.dumps(record), encoding="utf-8")
+    with open_private(folder / _RECORD) as fh:
+        fh.write(json.dumps(record).encode())
     return ModelFiles(config.embed_model, onnx, tokenizer, actual["onnx"])
 
 

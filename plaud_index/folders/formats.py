@@ -60,14 +60,28 @@ def parse_file(name: str, data: bytes) -> Parsed:
     return _text(body, title, created)
 
 
+# NUL or undecodable characters beyond this share (and more than a stray few) make a file
+# binary, not text
+BINARY_SHARE = 0.01
+STRAY = 16
+
+
 def decode(data: bytes) -> str:
-    """UTF-8 (a BOM allowed) or UTF-16 with its BOM; anything else is refused."""
+    """UTF-8 (a BOM allowed) or UTF-16 with its BOM. A few bytes that are not UTF-8 become
+    U+FFFD; a file where more than ``BINARY_SHARE`` of the characters (and over ``STRAY``)
+    are undecodable or NUL is binary (an image, a database, a file of zeros) and refused
+    with that reason."""
     codec = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig"
-    try:
-        return data.decode(codec)
-    except UnicodeDecodeError as exc:
-        raise MalformedRecordingError(f"not UTF-8 or UTF-16 text ({exc.reason} at byte "
-                                      f"{exc.start})") from None
+    text = data.decode(codec, errors="replace")
+    if not text:
+        return text
+    nul, bad = text.count("\x00"), text.count("\ufffd") - data.decode(
+        codec, errors="ignore").count("\ufffd")
+    if nul + bad > max(STRAY, BINARY_SHARE * len(text)):
+        raise MalformedRecordingError(
+            f"a binary file, not text ({nul} NUL and {bad} undecodable of {len(text)} "
+            "characters)")
+    return text
 
 
 def _ms(match: re.Match[str], offset: int = 0) -> int:

@@ -1,15 +1,20 @@
 """Local folders as a recording source: meeting files under configured roots only.
 
-Safety: roots are resolved once (symlinks followed, ``..`` collapsed) and a file is
-read only when its own resolved path is inside one of them, so a symlink pointing
-out of a root is never followed out. Hidden folders (``.git``, ``.ssh``) are not
-walked, credential-looking names are never read whatever their extension, files
-over ``MAX_FILE_BYTES`` are skipped, and a file that cannot be read or decoded is
-skipped with its reason (the indexer quarantines it like an odd Plaud recording).
+Safety, on the resolved path of everything: roots are resolved once (symlinks
+followed, ``..`` collapsed). A link (to a file or a folder) is followed only when
+what it points at is inside the same root, and the rules hold for every component of
+that target as well as the link's own name: nothing hidden (``.env``, ``.ssh/…``),
+no credential-looking name (``*.pem``, ``id_*``, …), so a link cannot reach what the
+walk would never read. A link out of the root (to ``/``, say) is resolved by name and
+opened never; the walk does not cross into another file system. Files over
+``MAX_FILE_BYTES``, binary files and files that cannot be read or decoded are skipped
+with their reason (the indexer quarantines them like an odd Plaud recording), and
+everything read is cleaned (``cleaning``) like Plaud's text.
 
 Ids are ``folder:<root key>:<path key>``, stable for a resolved path. A root that
-is missing or not a folder (an unmounted disk) is reported in ``unavailable`` so
-that nothing of it is deleted from the index.
+is missing or not a folder (an unmounted disk) is reported in ``unavailable``, and a
+root or sub-folder that cannot be read in ``unreadable``: nothing of either is deleted
+from the index while it lasts.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import os
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG
 
+from ..cleaning import clean_line, clean_text
 from ..errors import MalformedRecordingError, RecordingGoneError
-from ..models import Listed, Recording
+from ..models import UNREADABLE_FOLDER, Listed, NoteSection, Recording, Utterance
 from .formats import FORMATS, parse_file
 
 log = logging.getLogger(__name__)
@@ -47,6 +54,17 @@ def denied(name: str) -> bool:
     return any(fnmatch.fnmatch(name.lower(), pattern) for pattern in DENYLIST)
 
 
+def allowed(name: str) -> bool:
+    """A name the walk may read or enter: not hidden, not credential-looking."""
+    return not name.startswith(".") and not denied(name)
+
+
+def within(path: Path, root: Path) -> bool:
+    """``path`` (resolved) is inside ``root`` and every part of it below the root is
+    ``allowed``: a link to ``.env`` or ``.ssh/notes.txt`` fails here like the file would."""
+    return path.is_relative_to(root) and all(allowed(p) for p in path.relative_to(root).parts)
+
+
 class FolderSource:
     """``RecordingSource`` over meeting files under ``roots``."""
 
@@ -63,11 +81,13 @@ class FolderSource:
             else:
                 self.roots.append(root)
         self.unavailable: list[Path] = []  # roots missing at the last listing
+        # folders (roots or below) the last listing could not read: folder -> why
+        self.unreadable: dict[Path, str] = {}
         self._paths: dict[str, Path] = {}
 
     def list_recordings(self, tail_hint: str | None = None) -> dict[str, Listed]:
         listing: dict[str, Listed] = {}
-        self.unavailable = []
+        self.unavailable, self.unreadable = [], {}
         for root in self.roots:
             resolved = root.resolve()
             if not resolved.is_dir():
@@ -75,46 +95,82 @@ class FolderSource:
                             "it is deleted from the index", root)
                 self.unavailable.append(resolved)
                 continue
-            for path in self._walk(resolved):
+            for path, stat in self._walk(resolved):
                 file_id = root_prefix(resolved) + _key(str(path), 24)
-                stat = path.stat()
                 self._paths[file_id] = path
                 listing[file_id] = Listed(file_id, "", version=f"{stat.st_mtime_ns}-"
                                           f"{stat.st_size}")
         return listing
 
     def kept(self, known: Collection[str]) -> set[str]:
-        prefixes = tuple(root_prefix(root) for root in self.unavailable)
+        """Everything indexed of a root that is missing, or that has a folder which could
+        not be read (ids are hashes of paths: which of them were in that folder cannot be
+        told, so the whole root is kept until it can be read again)."""
+        roots = [*self.unavailable, *(self._root_of(folder) for folder in self.unreadable)]
+        prefixes = tuple(root_prefix(root) for root in roots)
         return {fid for fid in known if prefixes and fid.startswith(prefixes)}
 
+    def _root_of(self, folder: Path) -> Path:
+        return next(r.resolve() for r in self.roots if folder.is_relative_to(r.resolve()))
+
     def rejected(self) -> dict[str, str]:
-        return {}  # every file gets an id from its path; unreadable ones are skipped later
+        """The folders that could not be read, with why and what to do (they are reported
+        with the skipped recordings)."""
+        return {f"{UNREADABLE_FOLDER}{folder}": f"cannot be read ({why}): what was indexed "
+                f"from it is kept; give this user read access to it (chmod u+rx \"{folder}\")"
+                for folder, why in self.unreadable.items()}
 
     def problems(self) -> list[Exception]:
         return []  # a missing root is a warning: it may be a disk not plugged in
 
-    def _walk(self, root: Path) -> Iterator[Path]:
+    def _walk(self, root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+        """Meeting files under ``root`` with their stat, by resolved path, each once."""
         seen: set[tuple[int, int]] = set()
-        for folder, dirs, files in os.walk(root, followlinks=True):
-            here = Path(folder)
+        device = root.stat().st_dev
+        stack = [root]
+        while stack:
+            here = stack.pop()
             try:
-                st = here.stat()
-            except OSError:
-                dirs[:] = []
+                with os.scandir(here) as scan:
+                    entries = sorted(scan, key=lambda e: e.name, reverse=True)
+                identity = here.stat()
+            except OSError as exc:
+                self.unreadable[here] = exc.strerror or type(exc).__name__
+                log.warning("Cannot read folder %s (%s): what was indexed from it is kept",
+                            here, self.unreadable[here])
                 continue
-            if (st.st_dev, st.st_ino) in seen:  # a symlink loop
-                dirs[:] = []
+            if (identity.st_dev, identity.st_ino) in seen:  # reached twice through links
                 continue
-            seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and
-                             (here / d).resolve() not in self.exclude)
-            for name in sorted(files):
-                if name.startswith(".") or denied(name) or \
-                        not name.lower().endswith(FORMATS):
+            seen.add((identity.st_dev, identity.st_ino))
+            for entry in entries:
+                found = self._entry(entry, root)
+                if found is None:
                     continue
-                path = (here / name).resolve()
-                if path.is_relative_to(root) and path.is_file():
-                    yield path
+                path, stat = found
+                if S_ISDIR(stat.st_mode):
+                    if stat.st_dev == device and path not in self.exclude:
+                        stack.append(path)
+                elif S_ISREG(stat.st_mode) and path.name.lower().endswith(FORMATS) and \
+                        entry.name.lower().endswith(FORMATS):
+                    yield path, stat
+
+    def _entry(self, entry: os.DirEntry[str], root: Path
+               ) -> tuple[Path, os.stat_result] | None:
+        """What an entry is, by its resolved path, if the walk may go there: its own name
+        and every part of its target inside ``root`` pass the rules. A link's target is
+        resolved by name first (no file is opened), so a link out of the root costs
+        nothing and reaches nothing."""
+        if not allowed(entry.name):
+            return None
+        path = Path(entry.path)
+        if entry.is_symlink():
+            path = Path(os.path.realpath(entry.path))
+            if not within(path, root):
+                return None
+        try:
+            return path, path.stat()
+        except OSError:
+            return None
 
     def get_recording(self, file_id: str) -> Recording:
         path = self._paths.get(file_id)
@@ -123,20 +179,46 @@ class FolderSource:
             path = self._paths.get(file_id)
         if path is None or not path.is_file():
             raise RecordingGoneError(f"{file_id} is no longer in the configured folders")
-        if not any(path.is_relative_to(root.resolve()) for root in self.roots):
+        if not any(within(path, root.resolve()) for root in self.roots):
             raise MalformedRecordingError(f"{path} is outside the configured folders")
+        data, mtime = read_regular(path)
+        parsed = parse_file(path.name, data)
+        ends = [u.end_ms for u in parsed.utterances]
+        return Recording(file_id=file_id,
+                         title=clean_line(parsed.title or path.stem, 500) or "Untitled",
+                         created_at=parsed.created_at or mtime, start_at=None,
+                         duration_ms=max(ends, default=0),
+                         utterances=tuple(_clean_utterance(u) for u in parsed.utterances),
+                         notes=tuple(_clean_note(n) for n in parsed.notes),
+                         origin=clean_line(str(path), 4096))
+
+
+def read_regular(path: Path) -> tuple[bytes, datetime]:
+    """A regular file's bytes and mtime, opened without following a link put in its place
+    since the listing (nor blocking on a FIFO), and at most ``MAX_FILE_BYTES``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise MalformedRecordingError(f"{path} cannot be read: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as fh:
+        stat = os.fstat(fd)
+        if not S_ISREG(stat.st_mode):
+            raise MalformedRecordingError(f"{path} is not a regular file")
+        if stat.st_size > MAX_FILE_BYTES:
+            raise MalformedRecordingError(f"{path} is {stat.st_size} bytes; files over "
+                                          f"{MAX_FILE_BYTES} are not read")
         try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise MalformedRecordingError(f"{path} is {size} bytes; files over "
-                                              f"{MAX_FILE_BYTES} are not read")
-            data = path.read_bytes()
+            data = fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise MalformedRecordingError(f"{path} cannot be read: {exc.strerror}") from exc
-        parsed = parse_file(path.name, data)
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
-        ends = [u.end_ms for u in parsed.utterances]
-        return Recording(file_id=file_id, title=parsed.title or path.stem,
-                         created_at=parsed.created_at or mtime, start_at=None,
-                         duration_ms=max(ends, default=0), utterances=parsed.utterances,
-                         notes=parsed.notes, origin=str(path))
+    return data, datetime.fromtimestamp(stat.st_mtime, timezone.utc)
+
+
+def _clean_utterance(u: Utterance) -> Utterance:
+    return Utterance(" ".join(clean_text(u.text).split()), u.start_ms, u.end_ms,
+                     clean_line(u.speaker, 200))
+
+
+def _clean_note(n: NoteSection) -> NoteSection:
+    return NoteSection(clean_line(n.note_title, 500), clean_line(n.heading, 500),
+                       clean_text(n.text).strip())

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ..cleaning import clean_text
 from ..errors import MalformedRecordingError, SourceError
 from ..models import Listed, Recording, Utterance
 from .fields import (  # re-exported: the readers of single fields
@@ -20,7 +21,6 @@ from .fields import (  # re-exported: the readers of single fields
     MAX_TITLE_CHARS,
     block_kind,
     blocks_of,
-    clean_text,
     parse_duration_ms,
     parse_segments,
     parse_timestamp,

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from ..cleaning import clean_line, clean_text
 from ..models import Utterance
 
 # Block kinds by id prefix, longest first (``source_transaction_polish:`` before
@@ -27,15 +27,6 @@ _ID_PREFIXES = (("source_transaction_polish:", "transaction_polish"),
                 ("source_transaction:", "transaction"), ("source_outline:", "outline"),
                 ("auto_sum:", "auto_sum_note"), ("sum_multi:", "sum_multi_note"),
                 ("high_light:", "high_light"), ("mark_memo:", "mark_memo"))
-_SURROGATES = re.compile("[\ud800-\udfff]")
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# Bidirectional embeddings, overrides and isolates reorder what follows them, so a title can
-# display as something it is not; zero-width spaces and the BOM hide text boundaries. No
-# script needs them in running text (RTL text orders itself), so they go everywhere.
-_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
-# In one-line names (titles, speakers) the invisible marks and joiners go too; transcript
-# text keeps ZWJ/ZWNJ (Persian, Indic scripts and emoji need them) and LRM/RLM.
-_INVISIBLE = re.compile("[\u061c\u200c-\u200f\u180e]")
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
 MAX_DURATION_MS = 7 * 86_400_000  # a week: longer is a unit mix-up, not a recording
@@ -46,12 +37,6 @@ MAX_RECORDING_CHARS = 20_000_000  # about twenty days of speech; more is cut, wi
 MAX_SEGMENTS = 200_000
 
 log = logging.getLogger(__name__)
-
-
-def clean_text(value: str) -> str:
-    """Lone surrogates → U+FFFD; control characters (but newline and tab) and reordering
-    controls removed."""
-    return _REORDERING.sub("", _CONTROLS.sub("", _SURROGATES.sub("\ufffd", value)))
 
 
 def _finite(value: float) -> bool:
@@ -125,7 +110,7 @@ def short_text(value: object, limit: int) -> str:
     """A clean one-line string of at most ``limit`` characters (numbers are stringified)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return ""
-    return " ".join(_INVISIBLE.sub("", clean_text(str(value))).split())[:limit]
+    return clean_line(str(value), limit)
 
 
 def parse_segments(content: object) -> tuple[Utterance, ...]:

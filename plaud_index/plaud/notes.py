@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..cleaning import clean_text
 from ..models import NOTE_TITLES, NoteSection
 from .fields import (
     MAX_DURATION_MS,
@@ -23,7 +24,6 @@ from .fields import (
     as_int_ms,
     block_kind,
     blocks_of,
-    clean_text,
     data_id_of,
     decode_json_text,
     short_text,

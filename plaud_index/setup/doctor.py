@@ -80,6 +80,12 @@ def check_folders(config: Config) -> Check:
         return Check("folders", "skip", "no local folders configured (PLAUD_INDEX_FOLDERS)")
     source = folder_source(config)
     listed = source.list_recordings()
+    if source.unreadable:
+        folders = ", ".join(f"{p} ({why})" for p, why in source.unreadable.items())
+        return Check("folders", "fail", f"cannot be read: {folders}; what was indexed from "
+                     f"it is kept ({len(listed)} files readable)",
+                     "give this user read access (chmod u+rx on each), or remove it from "
+                     "PLAUD_INDEX_FOLDERS / config.json folders")
     if source.unavailable:
         missing = ", ".join(str(p) for p in source.unavailable)
         return Check("folders", "fail", f"missing or not a folder: {missing} ({len(listed)} "

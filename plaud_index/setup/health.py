@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..config import format_interval
-from ..models import Health
+from ..models import UNREADABLE_FOLDER, Health
 from ..sync.progress import SyncProgress, ago
 
 if TYPE_CHECKING:  # the shape only: this module reads no file
@@ -75,9 +75,11 @@ def health(state: SyncState, now: float, interval_ms: int,
         flags.append(f"{_count(len(worst), 'recording')} keep failing on Plaud's side: "
                      f"{named}{more}; every other recording is indexed, and these are tried "
                      "again with backoff (`status --json` has the errors)")
-    if state.skipped:
-        flags.append(f"{len(state.skipped)} recording(s) skipped because they cannot be read "
-                     f"(see `status --json`); they are retried every few hours")
+    folders = {k: v for k, v in state.skipped.items() if k.startswith(UNREADABLE_FOLDER)}
+    flags += [f"{label.removeprefix('unreadable ')} {why}" for label, why in folders.items()]
+    if len(state.skipped) > len(folders):
+        flags.append(f"{len(state.skipped) - len(folders)} recording(s) skipped because they "
+                     "cannot be read (see `status --json`); they are retried every few hours")
     if mirror_error:
         flags.append(f"the Markdown mirror cannot be written ({mirror_error}); indexing goes "
                      "on, and the mirror catches up once it can")

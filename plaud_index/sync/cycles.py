@@ -24,6 +24,7 @@ from ..errors import (
     PlaudTransientError,
 )
 from ..folders.source import PREFIX as FOLDER_PREFIX
+from ..fsio import open_private
 from ..mirror import open_mirror
 from ..models import MirrorReport, SyncReport
 from ..plaud import RecordingSource
@@ -203,7 +204,7 @@ class DetachedSync:
         if self.process is not None or lock_holder(config.lock_path) is not None:
             return False
         config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(config.home / self.LOG, "wb") as log_file:
+        with open_private(config.home / self.LOG) as log_file:
             self.process = self._popen(
                 [sys.executable, "-m", "plaud_index", "indexer", "--once"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StateError
-from ..fsio import DISK_FULL, flocked, read_state_file, write_json_atomic
+from ..fsio import DISK_FULL, flocked, open_private, read_state_file, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +193,7 @@ class SyncStateStore:
         if reserve.exists():
             return
         try:
-            with reserve.open("wb") as fh:
+            with open_private(reserve) as fh:
                 fh.write(b"\0" * RESERVE_BYTES)
         except OSError:
             reserve.unlink(missing_ok=True)
