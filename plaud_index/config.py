@@ -24,6 +24,7 @@ from .plaud import (
     PlaudSettings,
     plaud_settings,
 )
+from .redact import remember
 from .zones import resolve_zone
 
 log = logging.getLogger(__name__)
@@ -179,6 +180,12 @@ def default_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home()) / ".plaud-index-mcp"
 
 
+def _secret(value: str | None) -> str | None:
+    """A secret from the environment, registered for redaction the moment it is read."""
+    remember(value)
+    return value or None
+
+
 def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
     home = default_home(env)
     label = str(home / "config.json")
@@ -203,7 +210,7 @@ def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
         mock_corpus=Path(env["PLAUD_MOCK_CORPUS"]).expanduser()
         if env.get("PLAUD_MOCK_CORPUS") else None,
         plaud=plaud_settings(env),
-        web_token=env.get("PLAUD_API_TOKEN") or None,
+        web_token=_secret(env.get("PLAUD_API_TOKEN")),
         web_base=env.get("PLAUD_API_BASE") or DEFAULT_WEB_BASE,
         detail_interval_s=_detail_interval(env.get("PLAUD_DETAIL_INTERVAL_MS", "")),
         legacy_tokens=Path(env.get("HOME") or Path.home()) / ".plaud" / "tokens-mcp.json",

@@ -127,6 +127,7 @@ class Config:
     web_redirect_loop: bool = False
     web_redirect_host: str | None = None  # the -302 body's domain (default: /web2 here)
     web_wrong_region_401: bool = False  # the first host answers HTTP 401, not -302 (§8)
+    web_echo_token: bool = False  # errors quote the token back (an opaque one has no shape)
     broken_ids: set[str] = field(default_factory=set)  # details that answer 500, always
     # Plaud folders (web API §8): id -> name, served by GET /filetag/; each file's
     # "filetag_id_list" says where it is filed
@@ -150,6 +151,7 @@ class FakePlaud:
         self.log: list[dict[str, Any]] = []
         self.server: ThreadingHTTPServer | None = None
         self._walk_mutated = False
+        self.deny_description = "User denied"
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> str:
@@ -318,7 +320,8 @@ class FakePlaud:
             return back(error="invalid_request")
         mode = self.config.authorize_mode
         if mode == "deny":
-            return back(error="access_denied", error_description="User denied", state=state)
+            return back(error="access_denied", error_description=self.deny_description,
+                        state=state)
         if mode == "hang":
             return Reply.html("waiting…")
         code = secrets.token_urlsafe(24)
@@ -559,6 +562,9 @@ class FakePlaud:
         prefix, _, rest = r.path.lstrip("/").partition("/")
         if r.bearer() != self.config.web_token:
             return Reply.json({"status": -3900, "msg": "invalid auth header"})  # HTTP 200!
+        if self.config.web_echo_token:
+            return Reply.json({"status": -1, "msg": f"session {r.bearer()} is not allowed "
+                                                     "here"})
         if prefix == "web" and self.config.web_wrong_region_401:
             return Reply.json({"detail": "Unauthorized"}, 401)  # a wrong region, §8
         if self.config.web_region_redirect and (prefix == "web" or

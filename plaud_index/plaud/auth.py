@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
+from ..cleaning import clean_line
 from ..errors import LoginError, PlaudAuthError, PlaudIndexError, PlaudTransientError
 from ..fsio import flocked
+from ..redact import remember
 from .settings import LOGIN_TIMEOUT_S, PlaudSettings, check_callback
 from .tokens import Tokens, TokenStore
 from .transport import Transport
@@ -87,18 +89,23 @@ class _Callback:
         if parsed.path != self.path:
             return 404, "Not found."
         params = {k: v[0] for k, v in parse_qs(parsed.query).items()}
-        if not hmac.compare_digest(params.get("state", ""), self.state):
+        # bytes: a state that is not ASCII (%C3%A9, %ff) is just another wrong state
+        sent = params.get("state", "").encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(sent, self.state.encode()):
             self.ignored += 1
             return 200, "This sign-in link is not the one plaud-index-mcp is waiting for."
         if "error" in params:
             if not self.done.is_set():
-                self.error = params.get("error_description") or params["error"]
+                # the text is the callback's, not Plaud's: one clean line, bounded
+                self.error = clean_line(params.get("error_description") or params["error"],
+                                        300) or "no reason given"
                 self.done.set()
             return 400, "Sign-in was cancelled. You can close this tab."
         if not params.get("code"):
             return 200, "No authorization code in this callback."
         if not self.done.is_set():  # one exchange per login, whatever the browser replays
             self.code = params["code"]
+            remember(self.code)
             self.done.set()
         # The page says "signed in" only once the tokens are really ours.
         if not self.finished.wait(EXCHANGE_WAIT_S):
@@ -129,9 +136,12 @@ def _handler(callback: _Callback) -> type[BaseHTTPRequestHandler]:
 
 class _Listener(ThreadingHTTPServer):
     """One thread per connection: a browser's idle pre-connection (or anything else
-    that connects and says nothing) cannot block the real callback."""
+    that connects and says nothing) cannot block the real callback. The accept queue
+    holds a browser's retries and pre-connections beside whatever else connects (the
+    default of 5 dropped the callback behind a burst)."""
 
     daemon_threads = True
+    request_queue_size = 128
 
 
 class _ListenerV6(_Listener):
@@ -179,8 +189,12 @@ def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
           announce: Callable[[str], object] | None = None) -> Tokens:
     """The browser sign-in. ``announce`` shows the URL to the person (the CLI prints it
     plainly); without it the URL is logged."""
+    if not timeout > 0:  # 0 or less (or NaN) would wait forever or not at all
+        raise LoginError(f"The login timeout must be a positive number of seconds, not "
+                         f"{timeout:g}: leave --timeout out for {LOGIN_TIMEOUT_S:.0f}s")
     check_callback(settings.callback_url)
     verifier, state = make_verifier(), make_state()
+    remember(verifier)
     url = authorize_url(settings, challenge_for(verifier), state)
     callback = _Callback(state, urlparse(settings.callback_url).path or "/")
     with callback_server(settings, callback):

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from ..errors import TokenStoreError
 from ..fsio import write_json_atomic
+from ..redact import remember
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,9 @@ class Tokens:
 
     def __repr__(self) -> str:  # never print a secret by accident
         return f"Tokens(expires_at={self.expires_at})"
+
+    def __post_init__(self) -> None:  # read from a store or an answer: hidden from now on
+        remember(self.access_token, self.refresh_token)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": TOKENS_VERSION, **asdict(self)}

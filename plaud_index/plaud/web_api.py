@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlparse
 
 from ..errors import PlaudAuthError, PlaudUpstreamError, RecordingGoneError
+from ..redact import remember
 from .api import check_link
 from .settings import DEFAULT_WEB_BASE, LOOPBACK_HOSTS
 from .transport import Transport
@@ -62,6 +63,7 @@ class WebClient:
     def __init__(self, token: str, base: str = DEFAULT_WEB_BASE,
                  transport: Transport | None = None) -> None:
         self._token = clean_web_token(token)
+        remember(token, self._token)
         self.base = base.rstrip("/")
         self._tags: list[dict[str, Any]] | None = None  # the account's folders, once a walk
         self.transport = transport or Transport(user_agent=BROWSER_HEADERS["User-Agent"])

@@ -52,7 +52,7 @@ def cmd_login(args: argparse.Namespace, config: Config) -> int:
         print(f"{how} to sign in to Plaud:\n\n  {url}\n\nWaiting for the browser… "
               "(Ctrl-C to cancel)", file=sys.stderr, flush=True)
 
-    if args.timeout:
+    if args.timeout is not None:
         config = replace(config, login_timeout_s=float(args.timeout))
     account = sign_in(config, open_browser=None if args.no_browser else webbrowser.open,
                       announce=announce)
