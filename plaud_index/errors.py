@@ -35,7 +35,12 @@ class IndexCorruptError(PlaudIndexError):
 
 
 class IndexNotReadyError(PlaudIndexError):
-    """There is no index to search yet."""
+    """There is no index to search yet. ``building``: a first sync is under way, so this is
+    a state to wait out (the MCP tools answer it normally), not something wrong."""
+
+    def __init__(self, message: str, *, building: bool = False) -> None:
+        super().__init__(message)
+        self.building = building
 
 
 class IndexBusyError(PlaudIndexError):

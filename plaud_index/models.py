@@ -254,6 +254,7 @@ class RecordingList:
     next_cursor: str | None  # pass it back for the next page; None on the last
     index: IndexInfo
     today: Today | None = None
+    note: str | None = None  # said plainly when nothing can be listed yet
 
 
 @dataclass(frozen=True)

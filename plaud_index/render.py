@@ -138,6 +138,8 @@ def render_list(listing: RecordingList, terminal: bool = False) -> str:
         lines += _marks(rec.marks, "  ")
         if rec.summary:
             lines.append(f"  summary: {rec.summary}")
+    if listing.note:
+        lines.append(listing.note)
     if listing.next_cursor:
         more = f"--cursor {listing.next_cursor}" if terminal else \
             f"pass cursor={listing.next_cursor}"

@@ -49,6 +49,11 @@ from .sync.state import SyncState, SyncStateStore, note_read_damage
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
+# How soon a question on an empty index is worth asking again: a first sync commits its
+# first recording within about this (sync.work.FIRST_COMMIT_S, with room for the fetch).
+ASK_AGAIN_S = 15
+
+
 def fetch_hint(path: str | None) -> str:
     """How to read a result in full: Plaud's own MCP, or the local file."""
     if path:
@@ -181,7 +186,8 @@ class SearchService:
             earlier = f" (the previous attempt failed: {failed})" if failed else ""
             return IndexNotReadyError(f"Plaud index not available yet: {doing}{earlier}. "
                                       "Nothing is searchable until the first recordings are "
-                                      "saved; ask again in a minute.")
+                                      f"saved; ask again in {ASK_AGAIN_S} seconds.",
+                                      building=True)
         if failed:
             return IndexNotReadyError(f"Plaud index not available: the first sync failed: "
                                       f"{failed}")
@@ -299,6 +305,11 @@ class SearchService:
             raise
         return replace(ranking, hits=[replace(hit, fetch=fetch_hint(hit.path))
                                       for hit in ranking.hits])
+
+    def pending(self) -> IndexInfo:
+        """``freshness`` of an index with nothing committed yet (a first sync under way)."""
+        info = self.freshness(None)
+        return replace(info, complete=False, progress=info.progress or "starting")
 
     def freshness(self, snap: Snapshot | None, state: SyncState | None = None) -> IndexInfo:
         """How complete ``snap`` is. ``state`` must be read before ``snap`` was opened: a

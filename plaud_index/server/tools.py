@@ -26,7 +26,7 @@ from pydantic import Field, WithJsonSchema  # the SDK's schema layer (a dependen
 
 from .. import __version__
 from ..config import Config
-from ..errors import PlaudIndexError
+from ..errors import IndexNotReadyError, PlaudIndexError
 from ..models import RecordingInfo, RecordingList, SearchResult
 from ..redact import redact
 from ..render import render_list, render_recording, render_search
@@ -133,6 +133,20 @@ def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         raise ToolError(redact(str(exc))) from exc
 
 
+def _or_pending(fn: Any, pending: Any, *args: Any) -> Any:
+    """``fn(*args)``, or while a first sync is still building the index, ``pending(why)``:
+    an ordinary answer that says so (a client shows a tool error as a failure, and an index
+    being built is no failure). What is wrong stays an error."""
+    try:
+        return fn(*args)
+    except IndexNotReadyError as exc:
+        if not exc.building:
+            raise ToolError(redact(str(exc))) from exc
+        return pending(str(exc))
+    except PlaudIndexError as exc:
+        raise ToolError(redact(str(exc))) from exc
+
+
 def build_server(service: SearchService) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("plaud-index-mcp", version=__version__,
                                        instructions=INSTRUCTIONS)
@@ -160,7 +174,8 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
                         limit=limit, speaker=speaker, source=source, source_kind=source_kind,
                         folder=folder)
-        result = _call(service.search, request)
+        result = _or_pending(service.search, lambda why: SearchResult(
+            request.query, (), service.pending(), note=why, today=service.today()), request)
         return CallToolResult(content=[TextContent(type="text", text=render_search(result))],
                               structured_content=asdict(result))
 
@@ -219,7 +234,8 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         request = _call(make_list_request, date_from=date_from, date_to=date_to, limit=limit,
                         speaker=speaker, source=source, cursor=cursor, source_kind=source_kind,
                         folder=folder)
-        result = _call(service.browse, request)
+        result = _or_pending(service.browse, lambda why: RecordingList(
+            (), 0, None, service.pending(), today=service.today(), note=why), request)
         return CallToolResult(content=[TextContent(type="text", text=render_list(result))],
                               structured_content=asdict(result))
 
