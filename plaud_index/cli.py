@@ -1,54 +1,28 @@
-"""The command line: argparse subcommands over ``service``; errors become exit codes."""
+"""The command line: argparse subcommands over ``service``; errors become exit codes.
+
+The commands live beside it by what they do: reading the index (``cli_read``), keeping it
+(``cli_sync``), setting up (``setup.commands``). Here: the parser, logging, and ``main``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import functools
-import json
 import logging
 import os
-import re
-import signal
 import sys
-import tempfile
-import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
 from . import __version__
-from .config import Config, interval_banner, load_config
-from .errors import (
-    ConfigError,
-    IndexBusyError,
-    IndexNotReadyError,
-    InvalidQueryError,
-    PlaudIndexError,
-    UnknownRecordingError,
-)
+from .cli_read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
+from .cli_sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
+from .config import load_config
+from .errors import InvalidQueryError, PlaudIndexError, UnknownRecordingError
 from .fsio import raise_open_file_limit
 from .redact import RedactingFilter, redact
-from .render import (
-    mirror_line,
-    render_list,
-    render_mirror_report,
-    render_recording,
-    render_search,
-    render_status,
-)
-from .search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
-from .search.rank import (
-    DEFAULT_LIMIT,
-    MAX_LIMIT,
-    MODES,
-    SOURCE_KINDS,
-    SOURCES,
-    make_request,
-)
-from .search.transcript import DEFAULT_WINDOW_S, parse_at, parse_window
-from .service import SearchService, make_embedder
+from .search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from .search.rank import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES
+from .search.transcript import DEFAULT_WINDOW_S
 from .setup.client_config import CLIENTS
 from .setup.commands import (
     cmd_auth_status,
@@ -58,41 +32,8 @@ from .setup.commands import (
     cmd_login,
     cmd_logout,
     cmd_uninstall_agent,
-    show,
 )
-from .setup.status import mirror_status, service_status
-from .sync.cycles import DetachedSync, run_locked_cycle, run_mirror_pass
-from .sync.daemon import run_daemon
-from .sync.progress import SyncProgress
-from .sync.terminal import LineSafeHandler, reporter_for
-
-log = logging.getLogger("plaud_index")
-CLI = "plaud-index-mcp"
-T = TypeVar("T")
-
-DEMO_QUERIES = (
-    "what did we decide about the Q3 budget?",
-    "database outage root cause",
-    "who is responsible for the launch checklist",
-    "Lagerkosten für die Kartons",
-)
-
-
-# The tools' argument names, as this command line spells them (errors are worded for
-# the MCP tools; a terminal user typed flags).
-FLAGS = {"date_from": "--from", "date_to": "--to", "source_kind": "--source-kind",
-         "limit": "--limit", "speaker": "--speaker", "source": "--source", "mode": "--mode",
-         "cursor": "--cursor", "window": "--window", "folder": "--folder", "at_ms": "--at",
-         "at": "--at",
-         "plaud_search": "plaud-index-mcp search", "plaud_list": "plaud-index-mcp list",
-         "plaud_get": "plaud-index-mcp get"}
-_FLAG_WORDS = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) +
-                         r")(?![\w-])(=?)")
-
-
-def as_flags(message: str) -> str:
-    """``date_from must be YYYY-MM-DD`` → ``--from must be YYYY-MM-DD``."""
-    return _FLAG_WORDS.sub(lambda m: FLAGS[m.group(1)] + (" " if m.group(2) else ""), message)
+from .sync.terminal import LineSafeHandler
 
 
 def setup_logging(verbose: bool) -> None:
@@ -103,158 +44,6 @@ def setup_logging(verbose: bool) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-
-
-def cmd_search(args: argparse.Namespace, config: Config) -> int:
-    request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
-                           limit=args.limit, speaker=args.speaker, source=args.source,
-                           mode=args.mode, source_kind=args.source_kind, folder=args.folder)
-    result = answer(config, lambda service: service.search(request))
-    show(args.json, asdict(result), lambda: render_search(result, terminal=True))
-    return 0
-
-
-def cmd_get(args: argparse.Namespace, config: Config) -> int:
-    at_ms = parse_at(args.at) if args.at is not None else None
-    window = parse_window(args.window)
-    info = answer(config, lambda service: service.get(args.file_id, args.query, at_ms, window))
-    show(args.json, asdict(info), lambda: render_recording(info, terminal=True))
-    return 0
-
-
-def cmd_list(args: argparse.Namespace, config: Config) -> int:
-    request = make_list_request(date_from=args.date_from, date_to=args.date_to,
-                                limit=args.limit, speaker=args.speaker, source=args.source,
-                                cursor=args.cursor, source_kind=args.source_kind,
-                                folder=args.folder)
-    listing = answer(config, lambda service: service.browse(request))
-    show(args.json, asdict(listing), lambda: render_list(listing, terminal=True))
-    return 0
-
-
-def answer(config: Config, ask: Callable[[SearchService], T]) -> T:
-    """``ask`` the index as the server would: an empty or partial index has its first sync
-    started in the background (``DetachedSync``); an empty one is waited for, its progress
-    shown, until the first commit (seconds), then answered from what is committed."""
-    sync = DetachedSync()
-    service = SearchService(config, first_sync=sync)
-    try:
-        result = ask(service)
-    except IndexNotReadyError:
-        if sync.process is None and not sync.running(config):
-            raise
-        _wait_for_first_commit(service, sync)  # (at once when the child already ended)
-        try:
-            result = ask(service)
-        except IndexNotReadyError:
-            if why := sync.failure(config):  # e.g. a full disk: no state could record it
-                raise IndexNotReadyError(f"Plaud index not available: the first sync failed: "
-                                         f"{why}") from None
-            raise
-    if sync.process is not None:
-        print(f"The first sync goes on in the background (pid {sync.process.pid}): "
-              f"`{CLI} status` shows how far it is; its log is "
-              f"{config.home / DetachedSync.LOG}", file=sys.stderr)
-    return result
-
-
-def _wait_for_first_commit(service: SearchService, sync: DetachedSync) -> None:
-    """A Ctrl-C stops the waiting, not the sync (it runs in a session of its own)."""
-    progress = reporter_for(sys.stderr)
-    try:
-        while sync.running(service.config):
-            snapshot = service.snapshot()
-            if snapshot is not None and snapshot.recordings:
-                break
-            if now := SyncProgress.from_state(service.state.read().progress):
-                progress(now)
-            time.sleep(0.5)  # a poll of the sync's own record, not a race with it
-    finally:
-        progress.finish(then="answering from what is committed")
-
-
-def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    status = service_status(SearchService(config))
-    show(args.json, asdict(status), lambda: render_status(status, config.zone))
-    return 0
-
-
-def _log_report(report: Any) -> None:
-    log.info("Cycle done: %s", json.dumps(asdict(report)))
-
-
-def stop_on_signals() -> tuple[threading.Event, list[int]]:
-    """SIGTERM (launchd, a client ending its session) and Ctrl-C ask the running cycle to
-    commit what it has embedded and stop; a second Ctrl-C interrupts at once. Returns the
-    event and the signals received."""
-    stop, received = threading.Event(), []
-
-    def handle(signum: int, frame: object) -> None:
-        if stop.is_set() and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        received.append(signum)
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, handle)
-    return stop, received
-
-
-def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
-    log.info("%s", interval_banner(config))
-    embedder = make_embedder(config)  # once per process, never per cycle
-    progress = reporter_for(sys.stderr)
-    stop, received = stop_on_signals()
-    if not args.once:
-        run_daemon(config, embedder, stop, progress=progress)
-        return 0
-    try:
-        report = run_locked_cycle(config, embedder, should_stop=stop.is_set, progress=progress)
-    except IndexBusyError as exc:
-        log.info("%s", exc)
-        return 0
-    finally:
-        progress.finish()
-    _log_report(report)
-    return 128 + received[0] if received and report.stopped else 0
-
-
-def cmd_mirror(args: argparse.Namespace, config: Config) -> int:
-    if not args.once:  # where it is and what it holds
-        mirror = mirror_status(config)
-        if mirror is None:
-            raise ConfigError("No mirror folder is set: add \"mirror\": \"~/Notes/Plaud\" to "
-                              f"{config.config_path}, or set PLAUD_INDEX_MIRROR")
-        show(args.json, asdict(mirror), lambda: "Mirror: " + mirror_line(mirror, config.zone))
-        return 0
-    progress = reporter_for(sys.stderr, mirror=True)
-    try:
-        report = run_mirror_pass(config, progress=progress)
-    finally:
-        progress.finish()
-    show(args.json, asdict(report), lambda: render_mirror_report(report))
-    return 1 if report.failed else 0
-
-
-def cmd_demo(args: argparse.Namespace, config: Config) -> int:
-    with tempfile.TemporaryDirectory(prefix="plaud-index-demo-") as home:
-        return _demo(args, replace(config, home=Path(home), client="mock", mock_corpus=None))
-
-
-def _demo(args: argparse.Namespace, demo: Config) -> int:
-    home = demo.home
-    print(f"Demo index in {home} (bundled sample corpus, real embedding model)")
-    started = time.perf_counter()
-    service = SearchService(demo)
-    report = run_locked_cycle(demo, service.embedder)
-    print(f"Indexed {report.added} recordings into {report.chunks_embedded} chunks in "
-          f"{time.perf_counter() - started:.1f}s (model {service.embedder.model_id})")
-    for query in args.queries or DEMO_QUERIES:
-        t0 = time.perf_counter()
-        result = service.search(make_request(query, limit=3))
-        print(f"\n=== {query}  ({(time.perf_counter() - t0) * 1000:.0f} ms)")
-        print(render_search(result, terminal=True))
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -317,6 +106,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cursor", help="next_cursor of the previous page")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_list)
+
+    p = add("transcript", help="a recording's whole transcript, page by page, from the index")
+    p.add_argument("file_id", help="a file_id from search or list")
+    p.add_argument("--cursor", help="next_cursor of the previous page")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_transcript)
+
+    p = add("notes", help="AI notes: one recording's, or a kind of section across recordings")
+    p.add_argument("file_id", nargs="?", help="one recording's notes (else every recording's)")
+    p.add_argument("--section", help='only this kind: "action items", "decisions", "risks", '
+                   '"summary", "highlights", "marks", or words of a heading')
+    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
+                   help="only recordings from this local day on")
+    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
+                   help="only recordings up to this local day")
+    p.add_argument("--folder", metavar="NAME", help="only recordings in this Plaud folder")
+    p.add_argument("--speaker", help="only recordings with a speaker whose name contains this")
+    p.add_argument("--cursor", help="next_cursor of the previous page")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_notes)
 
     p = add("doctor", help="check the model, sign-in, Plaud, indexer and index")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -246,6 +246,62 @@ class ListedRecording:
 
 
 @dataclass(frozen=True)
+class TranscriptPage:
+    """``plaud_transcript``: a recording's whole transcript, one page of whole utterances
+    from the local index."""
+
+    file_id: str
+    title: str
+    created_at: str  # local time with offset
+    duration: str
+    utterances: tuple[Spoken, ...]
+    first: int  # the position of this page's first utterance (0-based)
+    total: int  # utterances in the whole transcript
+    next_cursor: str | None  # pass it back for the next page; None on the last
+    note: str | None = None  # e.g. a recording with notes only
+    source_kind: str = "plaud"
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class NoteItem:
+    """One line of an AI note's section: a bullet, a paragraph, a highlight, a mark."""
+
+    text: str
+    heading: str  # the section's heading path, "Summary > Action items"
+    note: str  # the note (tab) it is in
+    kind: str  # "note" | "highlight" | "mark"
+    start: str = ""  # hh:mm:ss for a highlight or a mark
+    start_ms: int | None = None
+    owner: str | None = None  # who the line names as doing it, where it names one
+
+
+@dataclass(frozen=True)
+class RecordingNotes:
+    file_id: str
+    title: str
+    created_at: str  # local time with offset
+    items: tuple[NoteItem, ...]
+    more: bool = False  # the page ended inside this recording's notes: the cursor goes on
+    source_kind: str = "plaud"
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class NotesResult:
+    """``plaud_notes``: the AI notes of one recording, or of every recording in a range,
+    newest first, one page."""
+
+    recordings: tuple[RecordingNotes, ...]
+    section: str | None  # the kind of section asked for (None: the notes whole)
+    searched: int  # recordings whose notes were read for this page
+    next_cursor: str | None
+    index: IndexInfo
+    today: Today | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class RecordingList:
     """``plaud_list``: recordings newest first, one page."""
 

@@ -14,6 +14,7 @@ from .models import (
     Around,
     AuthStatus,
     Check,
+    IndexInfo,
     MirrorReport,
     MirrorStatus,
     Moment,
@@ -48,12 +49,12 @@ TERMINAL_HINT = ("More about one recording: plaud-index-mcp get FILE_ID [--query
                  "hh:mm:ss]; the full transcript is in the Plaud app.")
 
 
-def _when(iso: str) -> str:
+def when(iso: str) -> str:
     """``2026-07-08 21:30 -04:00`` from a local ISO time with offset."""
     return f"{iso[:10]} {iso[11:16]} {iso[-6:]}" if len(iso) >= 25 else iso[:16]
 
 
-def _today(today: Today | None) -> list[str]:
+def today_lines(today: Today | None) -> list[str]:
     if today is None:
         return []
     return [f"Today is {today.weekday} {today.date} ({today.timezone}, UTC{today.utc_offset});"
@@ -62,13 +63,12 @@ def _today(today: Today | None) -> list[str]:
 
 def render_search(result: SearchResult, terminal: bool = False) -> str:
     index = result.index
-    lines = _partial(index.complete, index.progress)  # first: a reader must not miss it
-    lines += [f'{len(result.results)} recording(s) for "{result.query}" '
-              f'(index: {index.recordings} recordings, last sync {index.last_sync})']
-    lines += _today(result.today)
+    lines = partial_lines(index.complete, index.progress)  # first: a reader must not miss it
+    lines += [f'{len(result.results)} recording(s) for "{result.query}" ({index_line(index)})']
+    lines += today_lines(result.today)
     for rank, hit in enumerate(result.results, 1):
         where = f"  file {hit.path}" if hit.path else ""
-        lines.append(f"\n{rank}. {hit.title}  [{_when(hit.created_at)}]  "
+        lines.append(f"\n{rank}. {hit.title}  [{when(hit.created_at)}]  "
                      f"score {hit.score:.3f}  file_id {hit.file_id}{where}{_in(hit.folders)}")
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
     if result.note:
@@ -94,7 +94,13 @@ def _marks(marks: tuple[Moment, ...], indent: str, most: int = 5) -> list[str]:
     return [f"{indent}your marks: {shown}{more}"]
 
 
-def _partial(complete: bool, progress: str | None) -> list[str]:
+def index_line(index: IndexInfo) -> str:
+    """``index: 12 recordings, last sync 2026-07-08T21:30:00-04:00``."""
+    count = f"{index.recordings} recording" + ("" if index.recordings == 1 else "s")
+    return f"index: {count}, last sync {index.last_sync or 'not yet'}"
+
+
+def partial_lines(complete: bool, progress: str | None) -> list[str]:
     if complete:
         return []
     return [f"PARTIAL INDEX: the first sync is not finished ({progress or 'not running'}); "
@@ -102,7 +108,7 @@ def _partial(complete: bool, progress: str | None) -> list[str]:
 
 
 def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
-    lines = [f"{info.title}  [{_when(info.created_at)}]  file_id {info.file_id}"
+    lines = [f"{info.title}  [{when(info.created_at)}]  file_id {info.file_id}"
              f"{_in(info.folders)}",
              f"duration {info.duration}; speakers: {', '.join(info.speakers) or '-'}; "
              f"notes: {', '.join(info.notes) or '-'}"]
@@ -125,13 +131,13 @@ def _around(window: Around) -> list[str]:
 
 def render_list(listing: RecordingList, terminal: bool = False) -> str:
     index = listing.index
-    lines = _partial(index.complete, index.progress)
+    lines = partial_lines(index.complete, index.progress)
     lines += [f"{len(listing.recordings)} of {listing.matched} recording(s), newest first "
-              f"(index: {index.recordings} recordings, last sync {index.last_sync})"]
-    lines += _today(listing.today)
+              f"({index_line(index)})"]
+    lines += today_lines(listing.today)
     for rec in listing.recordings:
         where = f"  file {rec.path}" if rec.path else ""
-        lines.append(f"\n- {rec.title}  [{_when(rec.created_at)}]  {rec.duration}  "
+        lines.append(f"\n- {rec.title}  [{when(rec.created_at)}]  {rec.duration}  "
                      f"file_id {rec.file_id}{where}{_in(rec.folders)}")
         lines.append(f"  speakers: {', '.join(rec.speakers) or '-'}; notes: "
                      f"{', '.join(rec.notes) or '-'}")

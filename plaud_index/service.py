@@ -32,13 +32,17 @@ from .models import (
     Hit,
     IndexInfo,
     ListedRecording,
+    NotesResult,
     RecordingInfo,
     RecordingList,
     SearchResult,
     Today,
+    TranscriptPage,
 )
 from .search.browse import ListRequest, list_recordings, marks_of, summary_of
+from .search.notes import NotesRequest
 from .search.rank import Ranking, SearchRequest, echo, make_request, overview, rank
+from .search.reading import notes_result, transcript_page
 from .search.transcript import DEFAULT_WINDOW_S, around
 from .sources import make_source
 from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
@@ -286,6 +290,20 @@ class SearchService:
             snippets=moments, fetch=fetch_hint(rec.origin), around=window, today=self.today(),
             source_kind=rec.source_kind, path=rec.origin or None, folders=rec.folders,
             marks=marks_of(rec))
+
+    @_noting_damage
+    def transcript(self, file_id: str, cursor: object = None) -> TranscriptPage:
+        """One page of a recording's whole transcript, from the index (no call to Plaud)."""
+        return transcript_page(self.ready_snapshot(), file_id, cursor, self.config.zone)
+
+    @_noting_damage
+    def notes(self, request: NotesRequest) -> NotesResult:
+        """AI notes (a kind of section, or whole) of one recording or of every recording the
+        filters let through, newest first, one page."""
+        state = self.state.read()
+        snap = self.ready_snapshot()
+        return notes_result(snap, replace(request, zone=self.config.zone),
+                            self.freshness(snap, state), self.today())
 
     def _rank(self, snap: Snapshot, request: SearchRequest) -> Ranking:
         vector = None

@@ -23,8 +23,9 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "search", "index.analyzer", "chunker", "search.rank", "render",
-        "setup.health", "redact", "sync.progress", "search.snippets", "clock", "search.browse",
-        "search.transcript", "search.topk", "cleaning",
+        "setup.health", "redact", "render_reading", "sync.progress", "search.snippets", "clock",
+        "search.browse",
+        "search.transcript", "search.topk", "search.notes", "search.reading", "cleaning",
         "sync.policy", "plaud.documents", "plaud.fields", "plaud.notes", "plaud.settings",
         "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
@@ -174,7 +175,8 @@ def test_the_api_client_never_imports_auth() -> None:
 
 def test_no_print_outside_the_cli() -> None:
     offenders = {name: lines for name, tree in MODULES.items()
-                 if name not in ("cli", "setup.commands") and (lines := calls(tree, "print"))}
+                 if name not in ("cli", "cli_read", "cli_sync", "setup.commands")
+                 and (lines := calls(tree, "print"))}
     assert not offenders, "stdout is the MCP protocol stream; log to stderr"
 
 
@@ -211,9 +213,14 @@ MAY_IMPORT: dict[str, set[str]] = {
     "service": CORE | {"config", "sources", "embedding", "index", "search", "sync"},
     "setup": CORE | {"config", "sources", "plaud", "embedding", "index", "mirror", "sync",
                      "service", "render"},
-    "server": CORE | {"config", "search", "sync", "service", "render"},  # never setup: its
+    "render_reading": CORE | {"render"},
+    "server": CORE | {"config", "search", "sync", "service", "render",
+               "render_reading"},  # never setup: its
     # commands print, and stdout is the protocol
     "cli": {top(m) for m in MODULES} - {"__main__", "cli"},
+    # the commands beside it: everything the command line may use but the server's process
+    "cli_read": {top(m) for m in MODULES} - {"__main__", "cli", "cli_sync", "server"},
+    "cli_sync": {top(m) for m in MODULES} - {"__main__", "cli", "cli_read", "server"},
     "__main__": {"cli", "server"},
 }
 

@@ -72,7 +72,8 @@ async def search(session: ClientSession, **arguments: Any) -> dict[str, Any]:
 async def test_tools_list_schemas_and_annotations(home: Path) -> None:
     async with connect(home) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == {"plaud_search", "plaud_list", "plaud_get"}
+    assert set(tools) == {"plaud_search", "plaud_list", "plaud_get", "plaud_transcript",
+                          "plaud_notes"}
     for tool in tools.values():
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint and tool.annotations.open_world_hint is False
@@ -80,7 +81,7 @@ async def test_tools_list_schemas_and_annotations(home: Path) -> None:
     search_schema = tools["plaud_search"].input_schema
     assert search_schema["required"] == ["query"]
     assert set(search_schema["properties"]) == {"query", "date_from", "date_to", "limit",
-                                                "speaker", "source", "source_kind"}
+                                                "speaker", "source", "source_kind", "folder"}
     assert all(p.get("description") for p in search_schema["properties"].values())
     assert {"results", "index", "query"} <= set(tools["plaud_search"].output_schema["properties"])
 

@@ -72,17 +72,22 @@ async def connect(home: Path, **extra: str) -> AsyncIterator[ClientSession]:
 
 
 
-async def test_three_tools_each_with_an_output_schema_and_when_to_use_it(home: Path) -> None:
+async def test_five_tools_each_with_an_output_schema_and_when_to_use_it(home: Path) -> None:
     async with connect(home) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == {"plaud_search", "plaud_list", "plaud_get"}
+    assert set(tools) == {"plaud_search", "plaud_list", "plaud_get", "plaud_transcript",
+                          "plaud_notes"}
     for tool in tools.values():
         assert tool.output_schema and tool.annotations and tool.annotations.read_only_hint
     assert "yesterday" in str(tools["plaud_list"].description)
     assert "at=" in str(tools["plaud_search"].description)
     assert {"at", "at_ms", "window"} <= set(tools["plaud_get"].input_schema["properties"])
     assert set(tools["plaud_list"].input_schema["properties"]) == {
-        "date_from", "date_to", "limit", "speaker", "source", "cursor", "source_kind"}
+        "date_from", "date_to", "limit", "speaker", "source", "cursor", "source_kind", "folder"}
+    assert "whole transcript" in str(tools["plaud_transcript"].description)
+    assert "action items" in str(tools["plaud_notes"].description)
+    assert set(tools["plaud_notes"].input_schema["properties"]) == {
+        "file_id", "date_from", "date_to", "section", "folder", "speaker", "cursor"}
 
 
 async def test_a_new_york_evening_is_listed_and_shown_on_its_local_day(home: Path) -> None:

@@ -90,11 +90,16 @@ def _wanted(record: IndexedRecording, request: ListRequest) -> bool:
                 record.duration_ms == 0)
 
 
+def matching_recordings(snapshot: Snapshot, request: ListRequest) -> list[IndexedRecording]:
+    """Every recording the filters let through, newest first."""
+    return sorted((r for r in snapshot.recordings if _wanted(r, request)),
+                  key=lambda r: (_utc(r), r.file_id), reverse=True)
+
+
 def list_recordings(snapshot: Snapshot, request: ListRequest
                     ) -> tuple[list[IndexedRecording], int, str | None]:
     """One page newest first, how many match in all, and the next page's cursor."""
-    matching = sorted((r for r in snapshot.recordings if _wanted(r, request)),
-                      key=lambda r: (_utc(r), r.file_id), reverse=True)
+    matching = matching_recordings(snapshot, request)
     start = 0
     if request.after is not None:
         instant, file_id = request.after

@@ -10,6 +10,8 @@ time, capped in characters nearest the asked moment first.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Sequence
 
@@ -131,3 +133,51 @@ def _cap(inside: list[Spoken], at_ms: int, max_chars: int) -> tuple[list[Spoken]
         s = inside[order[0]]
         return [Spoken(s.start, s.start_ms, s.speaker, s.text[:max_chars - 1] + "…")], True
     return [inside[i] for i in sorted(chosen)], len(chosen) < len(inside)
+
+
+PAGE_CHARS = 10_000  # of a transcript page: whole utterances, the page under ~12,000 rendered
+
+
+def spoken_chars(s: Spoken) -> int:
+    """What an utterance takes on a page: ``[00:01:02] Speaker: text``."""
+    return len(s.text) + len(s.speaker) + len(s.start) + 6
+
+
+def page_of(spoken: Sequence[Spoken], first: int, max_chars: int = PAGE_CHARS
+            ) -> tuple[list[Spoken], int | None]:
+    """Whole utterances from ``first`` while they fit in ``max_chars`` (at least one, cut
+    to the page when it alone is longer), and where the next page starts (``None``: the
+    end)."""
+    page: list[Spoken] = []
+    used = 0
+    for s in spoken[first:]:
+        if page and used + spoken_chars(s) > max_chars:
+            return page, first + len(page)
+        if not page and spoken_chars(s) > max_chars:
+            s = Spoken(s.start, s.start_ms, s.speaker, s.text[:max_chars - 100] + "…")
+        page.append(s)
+        used += spoken_chars(s)
+    return page, None
+
+
+def encode_offset(file_id: str, offset: int) -> str:
+    raw = f"{offset}|{file_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_offset(cursor: object, file_id: str) -> int:
+    """The utterance a transcript cursor opens at; 0 without one."""
+    if cursor is None or cursor == "":
+        return 0
+    try:
+        if not isinstance(cursor, str) or len(cursor) > 1000:
+            raise ValueError(cursor)
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        offset, of = raw.split("|", 1)
+        if of != file_id or int(offset) < 0:
+            raise ValueError(raw)
+        return int(offset)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidQueryError(f"cursor {echo(cursor)} is not one plaud_transcript returned "
+                                "for this file_id; leave it out to start at the beginning") \
+            from None
