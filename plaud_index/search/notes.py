@@ -72,7 +72,8 @@ KINDS = {"highlights": "highlight", "highlight": "highlight", "marks": "mark",
 _BULLET = re.compile(r"^\s*(?:[-*+•·]|\d{1,3}[.)]|\[[ xX]\])\s+(?:\[[ xX]\]\s+)?")
 _OWNER_KEY = (r"(?:owner|owners|assignee|assigned to|responsible|who|verantwortlich|"
               r"zuständig|responsable|responsabile|eigenaar|ansvarig|负责人|負責人|担当|담당)")
-_OWNER_NAMED = re.compile(rf"(?i)\b{_OWNER_KEY}\s*[:：]\s*@?(?P<who>[^,;()\n]{{1,40}})")
+_NAME = r"[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2}"  # one to three words
+_OWNER_NAMED = re.compile(rf"(?i)\b{_OWNER_KEY}\s*[:：]\s*@?(?P<who>{_NAME})")
 _OWNER_LEAD = re.compile(r"^\**(?P<who>[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2})\**"
                          r"\s*(?:[:：]|\s[–—-]\s)\s*\S")
 _OWNER_TAIL = re.compile(r"\((?:@)?(?P<who>[^\W\d_][\w.'’ -]{0,38})\)\s*\.?$")
@@ -144,7 +145,9 @@ def matches(section: Section, wanted: str) -> bool:
     key = _norm(wanted)
     if key in KINDS:
         return section.kind == KINDS[key]
-    words = SECTION_WORDS.get(key) or SECTION_WORDS.get(key.rstrip("s")) or (wanted,)
+    # a kind by its name or by any of its words ("next steps" asks for action items)
+    words = next((words for kind, words in SECTION_WORDS.items()
+                  if key in (kind, kind.rstrip("s")) or key in map(_norm, words)), (wanted,))
     parts = [_norm(p) for p in section.heading.split(" > ")]
     return any(_has(part, _norm(word)) for part in parts for word in words)
 
@@ -160,15 +163,18 @@ def _has(heading: str, word: str) -> bool:
 def owner_of(item: str) -> str | None:
     """Who an item names as doing it, where the line says: "Ann: send the deck",
     "**Ann Lee** — book the room", "(Owner: Bo)", "send it (Bo)", "@carla"."""
-    for pattern in (_OWNER_NAMED, _OWNER_LEAD, _OWNER_TAIL, _MENTION):
+    for pattern, capitalised in ((_OWNER_NAMED, False), (_OWNER_LEAD, True),
+                                 (_OWNER_TAIL, True), (_MENTION, False)):
         match = pattern.search(item)
-        if match:
-            who = match.group("who").strip(" *_.").strip()
-            words = who.split()
-            # a name's words are capitalised (scripts without case pass): "Ann Lee", "李明"
-            if words and words[0].casefold() not in _NOT_NAMES and \
-                    all(not w[0].islower() for w in words):
-                return who
+        if match is None:
+            continue
+        who = match.group("who").strip(" *_.").strip()
+        words = who.split()
+        # a line's opening words name someone only when capitalised like a name ("Ann Lee:",
+        # "李明："; scripts without case pass); after "Owner:" or "@" any spelling does
+        if words and words[0].casefold() not in _NOT_NAMES and \
+                (not capitalised or all(not w[0].islower() for w in words)):
+            return who
     return None
 
 
