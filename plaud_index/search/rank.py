@@ -21,13 +21,12 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 import numpy as np
 
-from ..clock import format_clock
 from ..errors import InvalidQueryError
 from ..index.analyzer import has_searchable_text, query_terms
 from ..index.postings import bm25, present_terms
 from ..index.snapshot import SOURCE_CODES, Snapshot
-from ..models import NOTE_TITLES, Hit, Moment
-from .snippets import make_snippet, speaker_lines
+from ..models import Hit, Moment
+from .moments import moment_room, pick_moments, quote_width
 from .topk import masked, rescale_top, top_k
 
 DEFAULT_LIMIT = 8
@@ -44,7 +43,7 @@ CANDIDATES = 300  # chunks considered before collapsing to recordings
 # relevant recording in a top 10 scores under 0.4 of its query's best (bench/retrieval.py
 # --floor-report), so 0.3 keeps a margin while removing the tail of passing mentions.
 RELEVANCE_FLOOR = 0.3
-MOMENTS = 3
+MOMENTS = 3  # at most, for the best recording (``moments.moment_room``)
 
 
 @dataclass(frozen=True)
@@ -268,13 +267,14 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
     ranked = sorted(((recording_score(scores, rows), index, rows)
                      for index, rows in by_recording.items()), key=lambda item: -item[0])
     floor = floor * ranked[0][0] if ranked else 0.0
-    hits = []
+    hits: list[Hit] = []
     for score, rec_index, rows in ranked[: request.limit]:
         if score < floor:
             break
         rec = snapshot.recordings[rec_index]
-        moments = tuple(_moment(snapshot, row, terms, request.speaker)
-                        for row in rows[:MOMENTS])
+        room = moment_room(len(hits), score, ranked[0][0])
+        moments = pick_moments(snapshot, rows, terms, request.speaker, room,
+                               quote_width(len(hits)))
         hits.append(Hit(file_id=rec.file_id, title=rec.title, created_at=rec.created_at,
                         score=round(score, 4), snippet=moments[0].snippet, moments=moments,
                         similarity=round(float(dense[rows].max()), 4)
@@ -294,32 +294,4 @@ def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Mo
     index = snapshot.by_id[file_id]
     rows = [(chunk.source != "notes", chunk.start_ms or 0, int(r))
             for r, chunk in zip(snapshot.rows_of(index), snapshot.chunks_of(index), strict=True)]
-    return tuple(_moment(snapshot, r, set()) for *_, r in sorted(rows)[:count])
-
-
-def _moment(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None) -> Moment:
-    chunk = snapshot.chunks[row]
-    focus = speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
-    snippet, match = make_snippet(chunk.text, terms, focus=focus)
-    line = chunk.text.count("\n", 0, match)
-    start_ms = chunk.start_ms
-    who = ", ".join(chunk.speakers)
-    if line < len(chunk.line_ms):  # the utterance the match sits in
-        start_ms = chunk.line_ms[line] if chunk.line_ms[line] is not None else start_ms
-        who = chunk.line_speakers[line] or who
-    if who and snippet.startswith(f"{who}: "):  # the label already names them
-        snippet = snippet[len(who) + 2:]
-    return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
-                  speaker=who, source=moment_source(chunk.source, chunk.heading, start_ms),
-                  snippet=snippet)
-
-
-# a notes passage under one of these titles with a time is that kind of moment
-TIMED_NOTES = {title: kind for kind, title in NOTE_TITLES.items()}
-
-
-def moment_source(source: str, heading: str, start_ms: int | None) -> str:
-    """What a moment is: "transcript", "notes", or a "highlight" / "mark" at its time."""
-    if source == "notes" and start_ms is not None:
-        return TIMED_NOTES.get(heading.split(" > ")[0], source)
-    return source
+    return pick_moments(snapshot, [r for *_, r in sorted(rows)], set(), None, count)

@@ -1,7 +1,8 @@
 """Snippets: the short quote a result shows, built around the densest run of query terms.
 
 A snippet opens at the start of the utterance (or note paragraph) holding most
-of the match, so a moment's label and its quote name the same speaker; lines are
+of the match, so a moment's label and its quote name the same speaker (deep inside
+a long utterance it opens a little before the match, marked "…"); lines are
 joined with " / " so turns and note headings stay apart. Pure.
 """
 
@@ -43,26 +44,25 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         run = [h for h in hits[best:] if h - hits[best] <= reach]
         first, last = _densest_line(text, run), run[-1]
     elif focus:
-        first = last = min(focus[0][0] + width // 2, (focus[0][0] + focus[0][1]) // 2)
+        first = last = focus[0][0]  # the speaker's first line
     else:  # nothing to centre on (a match by meaning only): the passage from its start,
         first = last = 0  # so the moment is its first line, the one the quote opens with
-    if len(text) <= width:
-        return _collapse(text), first
-    centre = (first + last) // 2
-    start = max(0, min(centre - width // 2, len(text) - width))
+    # The quote opens where the matched utterance does, so it is in the words of the
+    # speaker the moment names (never the tail of someone else's line, never inside a
+    # label), or, deep inside a long utterance, a little before the match.
     line_start = text.rfind("\n", 0, first) + 1
-    if start < line_start or last - line_start <= reach:
-        start = line_start  # open with the matched line, not the tail of the one before
-    elif start:  # do not cut a word in half
+    start = line_start
+    if first - line_start > reach:
+        start = first - width // 3
         space = text.find(" ", start, first)
         start = space + 1 if space >= 0 else start
     end = min(len(text), start + width)
-    if end < len(text):
-        space = text.rfind(" ", max(centre, last), end)
-        end = space if space > 0 else end
+    if end < len(text):  # do not cut a word in half
+        space = text.rfind(" ", max(start, min(last, end - 1)), end)
+        end = space if space > start else end
     body = _collapse(text[start:end])
-    return ("…" if start and start != line_start else "") + body + \
-        ("…" if end < len(text) else ""), first
+    return ("…" if start > line_start else "") + body + ("…" if end < len(text) else ""), \
+        first
 
 
 def _densest_line(text: str, run: list[int]) -> int:

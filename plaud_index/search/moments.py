@@ -1,0 +1,142 @@
+"""The moments a result shows: where in a recording a query matched, said in few words. Pure.
+
+A recording's best chunks become moments in score order, but not every one is worth the
+reader's attention:
+- one moment per stretch of the recording: a chunk that overlaps a moment already taken
+  (chunks overlap a little, and two neighbours often match the same passage) is merged
+  into it (the stretch grows to cover both; the better quote stays);
+- no moment of filler alone ("Yeah. / Yeah. / So.");
+- the best recording gets up to ``MOMENTS`` moments of full-length quotes, the others
+  three, two or one by how near the best they score, with shorter quotes
+  (``moment_room``, ``quote_width``): the weaker a recording, the less room it takes.
+Each quote opens at the start of the matched utterance, in the words of the speaker the
+moment names (``snippets.make_snippet``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..clock import format_clock
+from ..index.snapshot import Snapshot
+from ..models import NOTE_TITLES, Moment
+from .snippets import SNIPPET_CHARS, make_snippet, speaker_lines
+
+MOMENTS = 3  # for the best recording
+SHORT_QUOTE = 160  # characters of a quote of any recording but the best
+THREE, TWO = 0.75, 0.6  # shares of the best score that earn a recording 3 or 2 moments
+# Words that carry no content on their own, in the languages meetings are most held in.
+FILLER = frozenset(" ".join((
+    "yeah yes yep yup no nope so okay ok um umm uh uhm hmm mm mmm mm-hmm uh-huh right well",
+    "oh ah alright sure and but the a i mean like you know huh er erm hm",
+    "ja jaja genau also äh ähm naja oui ouais euh bon bah ben sí vale pues eh este",
+    "嗯 对 對 好 是 啊 哦 うん はい ええ そう 네 응")).split())
+_WORDS = re.compile(r"[^\W\d_][\w'-]*")
+# a notes passage under one of these titles with a time is that kind of moment
+TIMED_NOTES = {title: kind for kind, title in NOTE_TITLES.items()}
+
+
+def quote_width(position: int) -> int:
+    """How long a quote may be: the best recording's in full, the others' shorter."""
+    return SNIPPET_CHARS if position == 0 else SHORT_QUOTE
+
+
+def moment_room(position: int, score: float, best: float) -> int:
+    """How many moments the recording at ``position`` (0: the best) may show: room in
+    proportion to its score beside the best's (1 at least, ``MOMENTS`` for the best)."""
+    if position == 0 or best <= 0:
+        return MOMENTS
+    share = score / best
+    return 3 if share >= THREE else 2 if share >= TWO else 1
+
+
+def moment_source(source: str, heading: str, start_ms: int | None) -> str:
+    """What a moment is: "transcript", "notes", or a "highlight" / "mark" at its time."""
+    if source == "notes" and start_ms is not None:
+        return TIMED_NOTES.get(heading.split(" > ")[0], source)
+    return source
+
+
+def filler_only(quote: str, speakers: Sequence[str] = ()) -> bool:
+    """Is there nothing but filler in ``quote`` (speaker labels aside)?"""
+    for name in speakers:
+        quote = quote.replace(f"{name}: ", " ")
+    words = _WORDS.findall(quote.casefold())
+    return bool(words) and all(w in FILLER for w in words)
+
+
+def _span(moment: Moment) -> tuple[int, int] | None:
+    if moment.start_ms is None:
+        return None
+    return moment.start_ms, moment.end_ms if moment.end_ms is not None else moment.start_ms
+
+
+def _meet(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+def _merged(moment: Moment, chosen: list[Moment]) -> bool:
+    """Fold ``moment`` into a chosen moment it repeats or overlaps (that one's stretch
+    grows to its end, its quote stays); ``False`` when it stands alone."""
+    span = _span(moment)
+    if span is None:  # notes: the same passage again
+        return any(m.start_ms is None and m.snippet == moment.snippet for m in chosen)
+    into = next((i for i, kept in enumerate(chosen) if _meet(span, _span(kept))), None)
+    if into is None:
+        return False
+    chosen[into] = _fold(chosen[into], span)
+    while True:  # a stretch that grew may reach another moment now: fold that one too
+        pair = next(((i, j) for i in range(len(chosen)) for j in range(i + 1, len(chosen))
+                     if _meet(_span(chosen[i]), _span(chosen[j]))), None)
+        if pair is None:
+            return True
+        i, j = pair
+        folded = _span(chosen.pop(j))
+        assert folded is not None
+        chosen[i] = _fold(chosen[i], folded)
+
+
+def _fold(kept: Moment, span: tuple[int, int]) -> Moment:
+    end = kept.end_ms if kept.end_ms is not None else kept.start_ms
+    return replace(kept, end_ms=max(span[1], end or 0))
+
+
+def pick_moments(snapshot: Snapshot, rows: Sequence[int], terms: set[str],
+                 speaker: str | None, room: int, width: int = SNIPPET_CHARS
+                 ) -> tuple[Moment, ...]:
+    """Up to ``room`` moments from ``rows`` (best first): none overlapping another, none
+    of filler alone; the best row's moment when every one is passed over."""
+    chosen: list[Moment] = []
+    first: Moment | None = None
+    for row in rows:
+        moment = moment_at(snapshot, row, terms, speaker, width)
+        first = first or moment
+        speakers = snapshot.chunks[row].line_speakers
+        if filler_only(moment.snippet, speakers) or _merged(moment, chosen):
+            continue
+        chosen.append(moment)
+        if len(chosen) >= room:
+            break
+    return tuple(chosen) if chosen or first is None else (first,)
+
+
+def moment_at(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None,
+              width: int = SNIPPET_CHARS) -> Moment:
+    """The moment of one chunk: its matched utterance's time and speaker, and a quote that
+    opens with that utterance."""
+    chunk = snapshot.chunks[row]
+    focus = speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
+    snippet, match = make_snippet(chunk.text, terms, width, focus=focus)
+    line = chunk.text.count("\n", 0, match)
+    start_ms = chunk.start_ms
+    who = ", ".join(chunk.speakers)
+    if line < len(chunk.line_ms):  # the utterance the match sits in
+        start_ms = chunk.line_ms[line] if chunk.line_ms[line] is not None else start_ms
+        who = chunk.line_speakers[line] if line < len(chunk.line_speakers) else who
+    if who and snippet.startswith(f"{who}: "):  # the label already names them
+        snippet = snippet[len(who) + 2:]
+    return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
+                  speaker=who, source=moment_source(chunk.source, chunk.heading, start_ms),
+                  snippet=snippet)
