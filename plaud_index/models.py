@@ -224,6 +224,7 @@ class RecordingInfo:
     path: str | None = None
     folders: tuple[str, ...] = ()
     marks: tuple[Moment, ...] = ()  # the moments the user marked while recording
+    more_speakers: int = 0  # speakers beyond those named in ``speakers``
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,7 @@ class ListedRecording:
     path: str | None = None
     folders: tuple[str, ...] = ()
     marks: tuple[Moment, ...] = ()  # the moments the user marked while recording
+    more_speakers: int = 0  # speakers beyond those named in ``speakers``
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,10 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
     return printable("\n".join(lines))
 
 
+def _who(speakers: tuple[str, ...], more: int) -> str:
+    return (", ".join(speakers) or "-") + (f" and {more} more" if more else "")
+
+
 def _in(folders: tuple[str, ...]) -> str:
     return f"  folder {', '.join(folders)}" if folders else ""
 
@@ -110,7 +114,7 @@ def partial_lines(complete: bool, progress: str | None) -> list[str]:
 def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
     lines = [f"{info.title}  [{when(info.created_at)}]  file_id {info.file_id}"
              f"{_in(info.folders)}",
-             f"duration {info.duration}; speakers: {', '.join(info.speakers) or '-'}; "
+             f"duration {info.duration}; speakers: {_who(info.speakers, info.more_speakers)}; "
              f"notes: {', '.join(info.notes) or '-'}"]
     lines += _marks(info.marks, "", most=20)
     lines.extend(_moment_line(m, "  ") for m in info.snippets)
@@ -139,7 +143,7 @@ def render_list(listing: RecordingList, terminal: bool = False) -> str:
         where = f"  file {rec.path}" if rec.path else ""
         lines.append(f"\n- {rec.title}  [{when(rec.created_at)}]  {rec.duration}  "
                      f"file_id {rec.file_id}{where}{_in(rec.folders)}")
-        lines.append(f"  speakers: {', '.join(rec.speakers) or '-'}; notes: "
+        lines.append(f"  speakers: {_who(rec.speakers, rec.more_speakers)}; notes: "
                      f"{', '.join(rec.notes) or '-'}")
         lines += _marks(rec.marks, "  ")
         if rec.summary:

@@ -39,7 +39,7 @@ from .models import (
     Today,
     TranscriptPage,
 )
-from .search.browse import ListRequest, list_recordings, marks_of, summary_of
+from .search.browse import ListRequest, list_recordings, marks_of, people, summary_of
 from .search.notes import NotesRequest
 from .search.rank import Ranking, SearchRequest, echo, make_request, overview, rank
 from .search.reading import notes_result, transcript_page
@@ -59,10 +59,9 @@ ASK_AGAIN_S = 15
 
 
 def fetch_hint(path: str | None) -> str:
-    """How to read a result in full: Plaud's own MCP, or the local file."""
+    """How to read a result in full: the tools that read the index, and the local file."""
     if path:
-        return ("The conversation around a moment: plaud_get with this file_id and at=<the "
-                f"moment's start>. Full text: the file {path}")
+        return f"{FETCH_HINT} The file: {path}"
     return FETCH_HINT
 
 
@@ -71,9 +70,8 @@ def fetch_hint(path: str | None) -> str:
 # recipe with walnuts" a quarter (bench/retrieval.py --floor-report).
 HEARD = 0.5
 
-FETCH_HINT = ("The conversation around a moment: plaud_get with this file_id and at=<the "
-              "moment's start>. Full text: Plaud's MCP get_transcript / get_note / get_file "
-              "with this file_id.")
+FETCH_HINT = ("Around a moment: plaud_get(file_id, at=<the moment's start>); the whole "
+              "transcript: plaud_transcript(file_id); the AI notes: plaud_notes(file_id).")
 
 
 def make_embedder(config: Config) -> Embedder:
@@ -243,9 +241,10 @@ class SearchService:
             rows.append(ListedRecording(
                 file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
                 duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
-                speakers=rec.speakers, notes=rec.note_titles, summary=summary_of(snap, rec),
-                source_kind=rec.source_kind, path=rec.origin or None, folders=rec.folders,
-                marks=marks_of(rec)))
+                speakers=people(rec.speakers)[0], notes=rec.note_titles,
+                summary=summary_of(snap, rec), source_kind=rec.source_kind,
+                path=rec.origin or None, folders=rec.folders, marks=marks_of(rec),
+                more_speakers=people(rec.speakers)[1]))
         return RecordingList(tuple(rows), matched, cursor, self.freshness(snap, state),
                              self.today())
 
@@ -286,7 +285,8 @@ class SearchService:
         return RecordingInfo(
             file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
             duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
-            speakers=rec.speakers, notes=rec.note_titles, chunks=rec.chunk_count,
+            speakers=people(rec.speakers)[0], more_speakers=people(rec.speakers)[1],
+            notes=rec.note_titles, chunks=rec.chunk_count,
             snippets=moments, fetch=fetch_hint(rec.origin), around=window, today=self.today(),
             source_kind=rec.source_kind, path=rec.origin or None, folders=rec.folders,
             marks=marks_of(rec))

@@ -15,7 +15,7 @@ from plaud_index.folders.formats import parse_file
 from plaud_index.models import NoteSection, Recording
 from plaud_index.plaud.documents import normalize_recording, strip_images
 from plaud_index.plaud.web_api import clean_web_token, region_host
-from plaud_index.search.rank import moment_source
+from plaud_index.search.moments import moment_source
 from plaud_index.sync.policy import RETRY_MAX_S, failed_again, plan_fetches, retry_delay
 from plaud_index.sync.work import content_hash
 

@@ -93,7 +93,7 @@ async def test_search_returns_structured_and_readable_results(home: Path) -> Non
     assert data is not None
     top = data["results"][0]
     assert top["title"] == "Q3 budget review" and 0 < top["score"] <= 1
-    assert top["moments"] and "get_transcript" in top["fetch"]
+    assert top["moments"] and "plaud_transcript(file_id)" in top["fetch"]
     assert data["index"]["recordings"] == SAMPLE_RECORDINGS and data["index"]["last_sync"]
     text = raw.content[0].text  # type: ignore[union-attr]
     assert "Q3 budget review" in text and f'"{top["moments"][0]["snippet"]}"' in text

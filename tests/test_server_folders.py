@@ -53,7 +53,7 @@ async def test_search_list_and_get_across_plaud_and_a_folder(env: dict[str, str]
             around = await tool_result(session, "plaud_get", file_id=top["file_id"], at="00:00:05",
                                        window=2)
     assert top["source_kind"] == "folder" and top["path"] == path
-    assert f"the file {path}" in top["fetch"] and "Plaud's MCP" not in top["fetch"]
+    assert f"The file: {path}" in top["fetch"] and "Plaud's MCP" not in top["fetch"]
     assert top["moments"][0]["speaker"] == "Ann" and top["moments"][0]["start"]
     assert all(h["source_kind"] == "plaud" for h in plaud_only["results"])
     assert [r["path"] for r in files["recordings"]] == [path]

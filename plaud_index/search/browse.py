@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 
@@ -109,6 +111,39 @@ def list_recordings(snapshot: Snapshot, request: ListRequest
     page = matching[start:start + request.limit]
     more = start + len(page) < len(matching)
     return page, len(matching), encode_cursor(page[-1]) if page and more else None
+
+
+MAX_SPEAKERS = 12  # named in a list or get answer; the rest are counted
+_PAREN = re.compile(r"\s*\([^()]*\)")
+_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "hon", "honourable",
+           "honorable", "right", "rt", "the", "sir", "dame", "lord", "lady"}
+_SUFFIXES = {"am", "mp", "ms", "msp", "mla", "mep", "phd", "jr", "sr", "md", "qc", "kc"}
+
+
+def person_key(name: str) -> str:
+    """One key for the forms of one person's name: "Mr. Garnett Genuis (Sherwood Park,
+    CPC)" and "Mr. Garnett Genuis" → "garnett genuis"; "The Chair (Hon. …)" → "chair"."""
+    while _PAREN.search(name):
+        name = _PAREN.sub("", name)
+    words = [w.strip(".,") for w in name.casefold().split()]
+    while len(words) > 1 and words[0] in _TITLES:
+        words = words[1:]
+    while len(words) > 1 and words[-1] in _SUFFIXES:
+        words = words[:-1]
+    return " ".join(words)
+
+
+def people(speakers: Sequence[str], cap: int = MAX_SPEAKERS) -> tuple[tuple[str, ...], int]:
+    """Each person once (the first form of their name, without the parenthesised riders),
+    at most ``cap`` of them, and how many more there are."""
+    seen: dict[str, str] = {}
+    for name in speakers:
+        plain = name
+        while _PAREN.search(plain):
+            plain = _PAREN.sub("", plain)
+        seen.setdefault(person_key(name), plain.strip() or name)
+    names = tuple(seen.values())
+    return names[:cap], max(0, len(names) - cap)
 
 
 def marks_of(record: IndexedRecording) -> tuple[Moment, ...]:

@@ -122,6 +122,15 @@ def pick_moments(snapshot: Snapshot, rows: Sequence[int], terms: set[str],
     return tuple(chosen) if chosen or first is None else (first,)
 
 
+def _heading_above(text: str, group: str, offset: int) -> str:
+    """The heading line of the note section holding ``offset`` (a note chunk's heading
+    lines are its note's title, or start with it: ``Summary > Decisions``)."""
+    note = group.split(" > ")[0]
+    above = text[:text.rfind("\n", 0, offset) + 1].split("\n")
+    return next((line for line in reversed(above)
+                 if line == note or line.startswith(f"{note} > ")), "")
+
+
 def moment_at(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None,
               width: int = SNIPPET_CHARS) -> Moment:
     """The moment of one chunk: its matched utterance's time and speaker, and a quote that
@@ -137,6 +146,10 @@ def moment_at(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None
         who = chunk.line_speakers[line] if line < len(chunk.line_speakers) else who
     if who and snippet.startswith(f"{who}: "):  # the label already names them
         snippet = snippet[len(who) + 2:]
+    if chunk.source == "notes":  # a note's line says little without its section's heading
+        heading = _heading_above(chunk.text, chunk.heading, match)
+        if heading and not snippet.startswith(heading):
+            snippet = f"{heading} / {snippet}"
     return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
                   speaker=who, source=moment_source(chunk.source, chunk.heading, start_ms),
                   snippet=snippet)
