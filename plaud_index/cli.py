@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("indexer", help="keep the index fresh (foreground daemon)")
     p.add_argument("--once", action="store_true", help="one cycle, then exit")
+    p.add_argument("--first-sync-for", choices=("server", "cli"), help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_indexer)
 
     p = add("login", help="sign in to Plaud in the browser (OAuth PKCE)")

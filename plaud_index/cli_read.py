@@ -80,7 +80,7 @@ def answer(config: Config, ask: Callable[[SearchService], T]) -> T:
     """``ask`` the index as the server would: an empty or partial index has its first sync
     started in the background (``DetachedSync``); an empty one is waited for, its progress
     shown, until the first commit (seconds), then answered from what is committed."""
-    sync = DetachedSync()
+    sync = DetachedSync(started_by="cli")
     service = SearchService(config, first_sync=sync)
     try:
         result = ask(service)

@@ -70,8 +70,10 @@ def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
     if not args.once:
         run_daemon(config, embedder, stop, progress=progress)
         return 0
+    role = f"first sync ({args.first_sync_for})" if args.first_sync_for else "indexer"
     try:
-        report = run_locked_cycle(config, embedder, should_stop=stop.is_set, progress=progress)
+        report = run_locked_cycle(config, embedder, should_stop=stop.is_set, progress=progress,
+                                  role=role)
     except IndexBusyError as exc:
         log.info("%s", exc)
         return 0

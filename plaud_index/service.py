@@ -45,7 +45,7 @@ from .search.rank import Ranking, SearchRequest, echo, make_request, overview, r
 from .search.reading import notes_result, transcript_page
 from .search.transcript import DEFAULT_WINDOW_S, around
 from .sources import make_source
-from .sync.cycles import BackgroundSync, DetachedSync, make_indexer
+from .sync.cycles import DetachedSync, make_indexer
 from .sync.lock import IndexerLock, lock_holder
 from .sync.progress import SyncProgress, log_commits
 from .sync.state import SyncState, SyncStateStore, note_read_damage
@@ -108,7 +108,7 @@ class SearchService:
     ``None`` runs that sync in the caller, with ``progress`` reporting."""
 
     def __init__(self, config: Config, embedder: Embedder | None = None, *,
-                 first_sync: BackgroundSync | DetachedSync | None = None,
+                 first_sync: DetachedSync | None = None,
                  progress: Callable[[SyncProgress], object] = log_commits) -> None:
         self.config = config
         self.state = SyncStateStore(config.home)
@@ -181,7 +181,8 @@ class SearchService:
             return IndexNotReadyError(f"Plaud index not available: {problem}")
         state = self.state.read()
         failed = state.last_error if state.last_success is None else None
-        if lock_holder(self.config.lock_path):
+        starting = self.first_sync is not None and self.first_sync.running(self.config)
+        if starting or lock_holder(self.config.lock_path):
             progress = SyncProgress.from_state(state.progress)
             doing = (f"the first sync is {progress.describe(time.time())}" if progress else
                      "the first sync is starting")

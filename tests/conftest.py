@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -33,6 +35,23 @@ def index_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if var != "PLAUD_INDEX_HOME":
             monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_sync_outlives_its_test(tmp_path: Path) -> Iterator[None]:
+    """A first sync runs in a process of its own that outlives the server or command that
+    started it (by design): one a test left running is stopped with the test, so it never
+    loads the machine under the next one."""
+    yield
+    from plaud_index.sync.lock import lock_holder
+
+    for lock in tmp_path.rglob("indexer.lock"):
+        holder = lock_holder(lock)
+        pid = int(str(holder["pid"])) if holder and holder.get("pid") else None
+        if pid is None or pid == os.getpid():
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture(autouse=True)

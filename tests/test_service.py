@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from plaud_index.config import Config
@@ -9,7 +10,6 @@ from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.search.rank import make_request, rank
 from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle
-from plaud_index.sync.lock import lock_holder
 from plaud_index.sync.state import SyncStateStore
 
 
@@ -52,28 +52,40 @@ def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:
     assert weak.note.startswith("No passage is a close match (best similarity 0.")
 
 
-def test_a_failed_background_sync_is_not_restarted_by_every_question(config: Config) -> None:
-    from helpers import FakeSource
+def test_a_failed_first_sync_is_not_restarted_by_every_question(config: Config) -> None:
+    """The first sync runs in a process of its own (here the real command, as the server
+    starts it); once it failed, questions within a minute do not start another."""
+    import subprocess
 
-    from plaud_index.errors import PlaudRateLimitedError
-    from plaud_index.sync.cycles import BackgroundSync
+    from helpers import REPO
 
-    class Limited(FakeSource):
-        def list_files(self, tail_hint: str | None = None) -> list[dict[str, object]]:
-            raise PlaudRateLimitedError("Plaud is rate-limiting requests (test)")
+    from plaud_index.sync.cycles import DetachedSync
 
-    now = [1000.0]
-    sync = BackgroundSync(clock=lambda: now[0])
-    assert sync.start(config, HashEmbedder, Limited([]))
-    deadline = time.monotonic() + 60
-    while lock_holder(config.lock_path) or SyncStateStore(config.home).read().last_error_kind \
-            != "PlaudRateLimitedError":  # wait for the condition, not for a guessed time
-        assert time.monotonic() < deadline, "the background sync never ended"
-        time.sleep(0.05)
-    assert not sync.start(config, HashEmbedder, Limited([]))  # a minute has not passed
-    now[0] += BackgroundSync.RETRY_AFTER_S + 1
-    assert sync.start(config, HashEmbedder, Limited([]))  # now it may try again
-    sync.stop(30)
+    corpus = config.home.parent / "broken-corpus"
+    corpus.mkdir(parents=True)  # a folder, not a file: the mock corpus cannot be read
+    started: list[subprocess.Popen[bytes]] = []
+
+    def popen(args: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "PLAUD_INDEX_HOME": str(config.home), "PLAUD_CLIENT": "mock",
+               "PLAUD_MOCK_CORPUS": str(corpus), "PLAUD_EMBEDDER": "mock"}
+        started.append(subprocess.Popen(args, cwd=REPO, env=env, **kwargs))  # type: ignore[call-overload]
+        return started[-1]
+
+    now = [time.time()]
+    sync = DetachedSync("server", popen=popen, clock=lambda: now[0])
+    assert sync.start(config, HashEmbedder, FakeSourceNone())
+    assert started[0].args[-2:] == ["--first-sync-for", "server"]
+    assert started[0].wait(120) != 0  # it failed: the corpus cannot be read
+    assert SyncStateStore(config.home).read().last_error
+    again = DetachedSync("server", popen=popen, clock=lambda: now[0])  # the next server
+    assert not again.start(config, HashEmbedder, FakeSourceNone())  # a minute has not passed
+    now[0] += DetachedSync.RETRY_AFTER_S + 1
+    assert again.start(config, HashEmbedder, FakeSourceNone())  # now it may try again
+    started[-1].wait(120)
+
+
+class FakeSourceNone:
+    """The source is the child's own to make: the parent's is never used."""
 
 
 class Unheard(HashEmbedder):

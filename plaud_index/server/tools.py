@@ -42,7 +42,7 @@ from ..search.transcript import (
     parse_window,
 )
 from ..service import SearchService
-from ..sync.cycles import BackgroundSync
+from ..sync.cycles import DetachedSync
 from . import lifeline, stdio
 from .descriptions import (
     GET_DESCRIPTION,
@@ -252,31 +252,24 @@ def _load_model_in_background(service: SearchService) -> None:
 
 
 # How long a session's end waits for a background sync to commit what it has embedded.
-# Clients allow little: the SDK's stdio client closes stdin, SIGTERMs 2 s later and
-# SIGKILLs 2 s after that. The commit skips the model run in flight and the merges, so it
-# takes a fraction of a second; the waits are bounds, not delays.
-STOP_WAIT_S = 10.0  # after stdin closes (a SIGTERM cuts it short)
-TERM_WAIT_S = 1.5  # after a SIGTERM: before the SIGKILL that follows it
-
-
 def serve(config: Config) -> int:
-    first_sync = BackgroundSync()
-    service = SearchService(config, first_sync=first_sync)
+    # The first sync runs in a process of its own that outlives this session: a client may
+    # start a server per call (and end each session within a second or two)
+    service = SearchService(config, first_sync=DetachedSync(started_by="server"))
     _load_model_in_background(service)
     lifeline.watch()
-    signal.signal(signal.SIGTERM, lambda *_: _exit(first_sync, TERM_WAIT_S, "SIGTERM"))
+    signal.signal(signal.SIGTERM, lambda *_: _exit("SIGTERM"))
     log.info("plaud-index-mcp %s serving MCP on stdio (index %s)", __version__,
              config.index_dir)
     stdio.run(build_server(service))
-    _exit(first_sync, STOP_WAIT_S, "stdin closed")
+    _exit("stdin closed")
     return 0  # not reached
 
 
-def _exit(first_sync: BackgroundSync, wait_s: float, why: str) -> None:
-    """End the process once a running sync has committed what it embedded (a kill loses
-    nothing committed either; this keeps more)."""
+def _exit(why: str) -> None:
+    """End the process now: nothing of ours runs in it but answers (a first sync it started
+    runs on in its own process)."""
     log.info("%s; exiting", why)
-    first_sync.stop(wait_s)
     logging.shutdown()
     sys.stderr.flush()
     os._exit(0)  # do not wait for a worker thread still finishing a request or a model run

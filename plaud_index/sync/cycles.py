@@ -1,4 +1,4 @@
-"""Running index cycles: one under the indexer lock, or the server's first sync on a thread.
+"""Running index cycles: one under the indexer lock, the first sync in a process of its own.
 
 Shared by the CLI (``indexer --once``, ``search`` on an empty index), the
 daemon and the search server, so each runs the same cycle the same way.
@@ -10,7 +10,6 @@ import logging
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 
@@ -94,11 +93,13 @@ def run_mirror_pass(config: Config, source: RecordingSource | None = None,
 def run_locked_cycle(config: Config, embedder: Embedder,
                      source: RecordingSource | None = None,
                      should_stop: Callable[[], bool] = lambda: False,
-                     progress: Callable[[SyncProgress], object] = log_commits) -> SyncReport:
+                     progress: Callable[[SyncProgress], object] = log_commits,
+                     role: str = "indexer") -> SyncReport:
     """One cycle under the indexer lock; ``IndexBusyError`` if someone else holds it. A
     lock that cannot be taken at all (a folder in its place, no permission) fails the
-    cycle like anything else: on record, so ``status`` says it."""
-    lock = IndexerLock(config.lock_path)
+    cycle like anything else: on record, so ``status`` says it. ``role`` is who holds the
+    lock, as ``status`` and ``doctor`` name it."""
+    lock = IndexerLock(config.lock_path, role=role)
     try:
         acquired = lock.try_acquire()
     except PlaudIndexError as exc:
@@ -106,7 +107,12 @@ def run_locked_cycle(config: Config, embedder: Embedder,
         raise
     if not acquired:
         raise IndexBusyError
-    indexer = make_indexer(config, embedder, source, should_stop, progress)
+    try:
+        indexer = make_indexer(config, embedder, source, should_stop, progress)
+    except PlaudIndexError as exc:  # no source to sync (signed out, an unreadable corpus)
+        record_failure(config, exc)
+        lock.release()
+        raise
     try:
         return indexer.run_cycle()
     finally:
@@ -125,91 +131,49 @@ def record_failure(config: Config, exc: PlaudIndexError) -> None:
                   again.strerror or again)
 
 
-class BackgroundSync:
-    """The search server's first sync: one cycle on a worker thread that holds the indexer
-    lock, so a tool call answers at once with the progress instead of blocking until the
-    client gives up. ``stop()`` asks it to finish its current commit (the session ended);
-    whatever is committed stays, and the next session resumes from there."""
-
-    RETRY_AFTER_S = 60.0  # a sync that ended (failed, say) is not restarted by every call
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._guard = threading.Lock()
-        self._clock = clock
-        self._started: float | None = None
-
-    def start(self, config: Config, embedder: Callable[[], Embedder],
-              source: RecordingSource) -> bool:
-        """Start unless one is running here or another process holds the lock.
-        ``embedder`` is called on the worker thread (the model may still be loading)."""
-        with self._guard:
-            if self._thread is not None and self._thread.is_alive():
-                return False
-            if self._started is not None and \
-                    self._clock() - self._started < self.RETRY_AFTER_S:
-                return False  # Plaud down or rate-limiting: not one attempt per question
-            lock = IndexerLock(config.lock_path)
-            if not lock.try_acquire(role="search-first-sync"):
-                return False
-            self._thread = threading.Thread(target=self._run,
-                                            args=(config, embedder, source, lock),
-                                            name="first-sync", daemon=True)
-            self._started = self._clock()
-            self._thread.start()
-            return True
-
-    def _run(self, config: Config, embedder: Callable[[], Embedder],
-             source: RecordingSource, lock: IndexerLock) -> None:
-        try:
-            log.info("The index is not complete and no indexer is running: syncing in the "
-                     "background")
-            make_indexer(config, embedder(), source, should_stop=self._stop.is_set
-                         ).run_cycle()
-        except PlaudIndexError as exc:  # recorded in the sync state; answers say it
-            log.warning("The background sync stopped: %s", exc)
-        except Exception:  # noqa: BLE001 - a bug must not take the server down
-            log.exception("The background sync failed")
-        finally:
-            lock.release()
-
-    def stop(self, timeout_s: float) -> None:
-        self._stop.set()
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout_s)
-
-
 FULL_DISK_BYTES = 64 * 1024  # free space under which a silent failure is the full disk
 
 
 class DetachedSync:
-    """The CLI's first sync: ``indexer --once`` in a process of its own, as the server's
-    runs on a thread, so a ``search`` on an empty or partial index answers from what is
-    committed and returns while the sync goes on (``status`` shows it). Its own session, so
-    a Ctrl-C in the terminal stops the command, not the sync; its log is ``LOG``."""
+    """The first sync of the server and the CLI: ``indexer --once`` in a process of its own
+    that belongs to nobody's session, so a question on an empty or partial index answers
+    from what is committed at once, and the sync goes on after the session (or the command)
+    ends: a client that starts a server per call (the Inspector CLI, scripts) still gets a
+    whole first sync. It holds the indexer lock (role ``first sync (…)``: ``status`` and
+    ``doctor`` name it), logs to ``LOG`` in the home, and stops on SIGTERM after committing
+    what it embedded (``kill <pid>``)."""
 
     LOG = "background-sync.log"
+    RETRY_AFTER_S = 60.0  # a first sync that failed is not restarted by every question
 
-    def __init__(self, popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
-                 ) -> None:
+    def __init__(self, started_by: str = "cli",
+                 popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.started_by = started_by
         self._popen = popen
+        self._clock = clock
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, config: Config, embedder: Callable[[], Embedder],
               source: RecordingSource) -> bool:
-        """Start unless started here already or another process holds the indexer lock
-        (``embedder`` and ``source`` are the child's own to make)."""
-        if self.process is not None or lock_holder(config.lock_path) is not None:
-            return False
+        """Start unless one runs (started here, or anyone holding the indexer lock), or a
+        sync failed a moment ago (``embedder`` and ``source`` are the child's own to make)."""
+        if self.process is not None and self.process.poll() is None or \
+                lock_holder(config.lock_path) is not None:
+            return False  # running (a sync that ended, or was killed, may start again)
+        state = SyncStateStore(config.home).read()
+        if state.last_error and state.last_attempt and \
+                self._clock() - state.last_attempt < self.RETRY_AFTER_S:
+            return False  # Plaud down or rate-limiting: not one attempt per question
         config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open_private(config.home / self.LOG) as log_file:
             self.process = self._popen(
-                [sys.executable, "-m", "plaud_index", "indexer", "--once"],
+                [sys.executable, "-m", "plaud_index", "indexer", "--once",
+                 "--first-sync-for", self.started_by],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
                 start_new_session=True)
-        log.debug("Started the first sync in the background (pid %s)", self.process.pid)
+        log.info("Started the first sync in a process of its own (pid %s, log %s)",
+                 self.process.pid, config.home / self.LOG)
         return True
 
     def failure(self, config: Config) -> str | None:
