@@ -164,10 +164,11 @@ class IndexInfo:
 
     recordings: int
     chunks: int
-    last_sync: str | None
+    last_sync: str | None  # the last sync that finished, local time (as ``status`` says)
     last_error: str | None
     complete: bool = True  # False while the first sync has not finished: results are partial
     progress: str | None = None  # "12 of 73 recordings, about 4 minutes left" when partial
+    last_commit: str | None = None  # when the index last changed, local time
 
 
 @dataclass(frozen=True)

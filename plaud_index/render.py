@@ -99,9 +99,14 @@ def _marks(marks: tuple[Moment, ...], indent: str, most: int = 5) -> list[str]:
 
 
 def index_line(index: IndexInfo) -> str:
-    """``index: 12 recordings, last sync 2026-07-08T21:30:00-04:00``."""
+    """``index: 12 recordings, last sync 2026-07-08T21:30:00-04:00`` (before a sync has
+    finished: ``last commit …``, as ``status`` says no sync is on record yet)."""
     count = f"{index.recordings} recording" + ("" if index.recordings == 1 else "s")
-    return f"index: {count}, last sync {index.last_sync or 'not yet'}"
+    if index.last_sync:
+        return f"index: {count}, last sync {index.last_sync}"
+    if index.last_commit:
+        return f"index: {count}, no sync finished yet, last commit {index.last_commit}"
+    return f"index: {count}, no sync finished yet"
 
 
 def partial_lines(complete: bool, progress: str | None) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from .clock import format_clock, stamps, today
+from .clock import UserZone, format_clock, stamps, today
 from .config import Config
 from .embedding.embedder import Embedder, HashEmbedder, OnnxEmbedder
 from .embedding.files import resolve_model
@@ -72,6 +72,18 @@ HEARD = 0.5
 
 FETCH_HINT = ("Around a moment: plaud_get(file_id, at=<the moment's start>); the whole "
               "transcript: plaud_transcript(file_id); the AI notes: plaud_notes(file_id).")
+
+
+def _epoch(iso: str | None) -> float | None:
+    return datetime.fromisoformat(iso).timestamp() if iso else None
+
+
+def _local(zone: UserZone, epoch: float | None) -> str | None:
+    """An instant as the user's local ISO time, to the second."""
+    if epoch is None:
+        return None
+    return zone.local(datetime.fromtimestamp(epoch, timezone.utc)).isoformat(
+        timespec="seconds")
 
 
 def make_embedder(config: Config) -> Embedder:
@@ -339,13 +351,18 @@ class SearchService:
         state, complete = after, before.complete and after.complete
         progress = SyncProgress.from_state(after.progress or before.progress)
         now = time.time()
+        searchable = len(snap.recordings) if snap else 0
         described = None if progress is None or complete else \
-            progress.describe(now) if lock_holder(self.config.lock_path) else \
-            progress.describe_stopped(now)
-        return IndexInfo(recordings=len(snap.recordings) if snap else 0,
+            progress.describe(now, searchable=searchable) \
+            if lock_holder(self.config.lock_path) else progress.describe_stopped(now)
+        finished = after.last_success if after.last_success is not None else (
+            # an index that came without a sync state counts as synced when it was written
+            None if not complete or snap is None else _epoch(snap.manifest.updated_at))
+        return IndexInfo(recordings=searchable,
                          chunks=snap.live_chunks if snap else 0,
-                         last_sync=stamps(self.config.zone, snap.manifest.updated_at)[0]
-                         if snap and snap.manifest.updated_at else None,
+                         last_sync=_local(self.config.zone, finished),
                          last_error=state.last_error, complete=complete,
-                         progress=described)
+                         progress=described,
+                         last_commit=stamps(self.config.zone, snap.manifest.updated_at)[0]
+                         if snap and snap.manifest.updated_at else None)
 

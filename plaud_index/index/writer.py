@@ -234,9 +234,14 @@ class IndexWriter:
                       if any(seq_ < s and f in ids for seq_, ids in held)}
         self._publish(entries, loaded, tombstones, seq + 1)
         self.merges += 1
-        log.info("Merged %d segments (%d rows) into %s (%d rows)", len(chosen),
-                 sum(len(s) for s in chosen), entry.name if entry else "nothing",
-                 entry.rows if entry else 0)
+        total = sum(len(s) for s in chosen)
+        kept = entry.rows if entry else 0
+        # what happened, in words: rows of deleted or replaced recordings are dropped
+        log.info("Merged %d segment%s (%d rows): %s", len(chosen),
+                 "" if len(chosen) == 1 else "s", total,
+                 f"kept {kept} rows in {entry.name}, dropped {total - kept} replaced or "
+                 "deleted" if entry else f"all {total} rows were replaced or deleted, so no "
+                 "segment is left of them")
 
     def promote(self) -> None:
         """A completed re-index for a new model becomes the live index."""

@@ -55,46 +55,78 @@ def config_path(client: str, home: Path, env: Mapping[str, str], cwd: Path,
     raise ConfigError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")
 
 
-def entry(client: str, launch: Launch) -> dict[str, Any]:
+def entry(client: str, launch: Launch, env: Mapping[str, str] | None = None
+          ) -> dict[str, Any]:
+    """Our server's entry: the command, and the user's settings in its ``env`` (a client
+    starts the server with little of the user's shell: without them it would be another
+    installation, with no folders, no mirror, another time zone)."""
     value: dict[str, Any] = {"command": launch.command, "args": list(launch.args)}
+    if env:
+        value["env"] = dict(env)
     if client in ("vscode", "claude-code"):
         value = {"type": "stdio", **value}
     return value
 
 
-def snippet(client: str, launch: Launch) -> str:
+def snippet(client: str, launch: Launch, env: Mapping[str, str] | None = None) -> str:
     """What to paste (or, for Claude Code, what to run)."""
     if client == "codex":
-        return toml_table(launch)
+        return toml_table(launch, env)
     if client == "claude-code":
         argv = " ".join(shell_word(a) for a in (launch.command, *launch.args))
-        return f"claude mcp add --scope user {SERVER} -- {argv}"
+        settings = "".join(f" -e {shell_word(f'{k}={v}')}" for k, v in (env or {}).items())
+        return f"claude mcp add --scope user{settings} {SERVER} -- {argv}"
     key = "servers" if client == "vscode" else "mcpServers"
-    return json.dumps({key: {SERVER: entry(client, launch)}}, indent=2)
+    return json.dumps({key: {SERVER: entry(client, launch, env)}}, indent=2)
 
 
-def merge_json(existing: dict[str, Any], client: str, launch: Launch) -> dict[str, Any]:
+def merge_json(existing: dict[str, Any], client: str, launch: Launch,
+               env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``existing`` with our entry set; every other key and server kept. Pure."""
     key = "servers" if client == "vscode" else "mcpServers"
     servers = existing.get(key, {})
     if not isinstance(servers, dict):
         raise ConfigError(f'"{key}" in the client config is not an object; fix it first')
-    return {**existing, key: {**servers, SERVER: entry(client, launch)}}
+    return {**existing, key: {**servers, SERVER: entry(client, launch, env)}}
 
 
-def toml_table(launch: Launch) -> str:
+def toml_table(launch: Launch, env: Mapping[str, str] | None = None) -> str:
     args = ", ".join(json.dumps(a) for a in launch.args)
-    return f'[mcp_servers.{SERVER}]\ncommand = {json.dumps(launch.command)}\nargs = [{args}]\n'
+    table = f'[mcp_servers.{SERVER}]\ncommand = {json.dumps(launch.command)}\nargs = [{args}]\n'
+    if env:  # an inline table: the rest of the file is left byte for byte
+        table += "env = { " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}"
+                                        for k, v in env.items()) + " }\n"
+    return table
+
+
+def entry_env(client: str, path: Path) -> dict[str, str] | None:
+    """The ``env`` of our entry in a client's config file; ``None`` when the file has no
+    entry of ours (or cannot be read)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        if client == "codex":
+            import tomllib
+
+            server = tomllib.loads(text).get("mcp_servers", {}).get(SERVER)
+        else:
+            key = "servers" if client == "vscode" else "mcpServers"
+            server = json.loads(text).get(key, {}).get(SERVER)
+    except (OSError, ValueError, AttributeError, ImportError):
+        return None
+    if not isinstance(server, dict):
+        return None
+    env = server.get("env") or {}
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
 _TABLE = re.compile(rf"^\[mcp_servers\.(?:{SERVER}|\"{SERVER}\")\][^\n]*\n(?:(?!\[).*\n?)*",
                     re.MULTILINE)
 
 
-def merge_toml(text: str, launch: Launch) -> str:
+def merge_toml(text: str, launch: Launch, env: Mapping[str, str] | None = None) -> str:
     """``text`` with our ``[mcp_servers.plaud-index]`` table replaced or appended; the rest
     byte for byte. Pure (TOML written by hand: the standard library only reads it)."""
-    table = toml_table(launch)
+    table = toml_table(launch, env)
     if _TABLE.search(text):
         return _TABLE.sub(lambda _: table + "\n", text, count=1).rstrip("\n") + "\n"
     joiner = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n")
@@ -102,14 +134,14 @@ def merge_toml(text: str, launch: Launch) -> str:
     return text + joiner + table
 
 
-def install(client: str, launch: Launch, path: Path,
+def install(client: str, launch: Launch, path: Path, env: Mapping[str, str] | None = None,
             clock: Any = time.time) -> Installed:
     """Merge our entry into ``path``; a backup of the old file first; idempotent."""
     try:
         old = path.read_text(encoding="utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read {path}: {exc}; nothing was changed") from exc
-    new = _merged(client, launch, old, path)
+    new = _merged(client, launch, old, path, env)
     if new == old:
         return Installed(path, None, False)
     backup = None
@@ -126,10 +158,11 @@ def install(client: str, launch: Launch, path: Path,
     return Installed(path, backup, True)
 
 
-def _merged(client: str, launch: Launch, old: str, path: Path) -> str:
+def _merged(client: str, launch: Launch, old: str, path: Path,
+            env: Mapping[str, str] | None) -> str:
     if client == "codex":
         _check_toml(old, path, "is not valid TOML")
-        text = merge_toml(old, launch)
+        text = merge_toml(old, launch, env)
         _check_toml(text, path, "would not be valid TOML after adding our table")
         return text
     try:
@@ -139,7 +172,7 @@ def _merged(client: str, launch: Launch, old: str, path: Path) -> str:
                           "nothing was changed") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; nothing was changed")
-    merged: dict[str, Any] = merge_json(data, client, launch)
+    merged: dict[str, Any] = merge_json(data, client, launch, env)
     if merged == data:
         return old
     return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"

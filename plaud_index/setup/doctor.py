@@ -11,11 +11,11 @@ import errno
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..config import Config
+from ..config import Config, passthrough_env
 from ..errors import PlaudIndexError
 from ..models import Check
 from ..plaud import auth_status
@@ -23,6 +23,7 @@ from ..render import mirror_line
 from ..service import SearchService, make_embedder
 from ..sources import folder_source
 from .agent import plan
+from .client_config import CLIENTS, SERVER, config_path, entry_env
 from .status import mirror_status, service_status
 
 CLI = "plaud-index-mcp"
@@ -157,6 +158,12 @@ def check_daemon(config: Config, service: SearchService) -> Check:
     if installed:
         return Check("indexer", "fail", f"installed ({agent.path}) but not running",
                      f"run `{CLI} install-agent` again to reload it")
+    holder = status.lock_holder or {}
+    if str(holder.get("role", "")).startswith("first sync"):
+        return Check("indexer", "warn", f"the {holder['role']} runs now (pid {holder['pid']}, "
+                     "in a process of its own); no background indexer keeps the index fresh "
+                     "after it: only a search on an incomplete index or "
+                     f"`{CLI} indexer --once` does", f"run `{CLI} install-agent` to keep it fresh")
     return Check("indexer", "warn", "no background indexer: the index is refreshed only "
                  f"when you run `{CLI} indexer --once`",
                  f"run `{CLI} install-agent` to keep it fresh")
@@ -186,8 +193,36 @@ def check_index(config: Config, service: SearchService) -> Check:
     return Check("index", "ok", f"{summary}, fresh")
 
 
+def check_clients(environ: Mapping[str, str] | None = None, home: Path | None = None
+                  ) -> Check:
+    """Do the MCP clients start the server with this shell's settings? A config written
+    before a setting changed starts another installation: no folders, another mirror."""
+    environ = os.environ if environ is None else environ
+    here = passthrough_env(environ)
+    found, differ = [], []
+    for client in CLIENTS:
+        path = config_path(client, home or Path.home(), environ, Path.cwd())
+        env = entry_env(client, path)
+        if env is None:
+            continue
+        found.append(client)
+        changed = sorted(k for k in {*env, *here} if env.get(k) != here.get(k))
+        if changed:
+            differ.append(f"{client} ({', '.join(changed)})")
+    if not found:
+        return Check("clients", "skip", f"no MCP client config starts {SERVER} yet",
+                     f"run `{CLI} config <client> --install`")
+    if differ:
+        return Check("clients", "warn", "the server a client starts has other settings than "
+                     "this shell: " + "; ".join(differ),
+                     f"run `{CLI} config <client> --install` from this shell to bring the "
+                     "client in line (or change the shell's settings)")
+    return Check("clients", "ok", f"{', '.join(found)} start the server with this shell's "
+                 "settings")
+
+
 def run_checks(config: Config) -> list[Check]:
     service = SearchService(config)
     return [check_model(config), check_sign_in(config), check_plaud(config),
             check_folders(config), check_callback_port(config), check_daemon(config, service),
-            check_index(config, service), check_mirror(config)]
+            check_index(config, service), check_mirror(config), check_clients()]

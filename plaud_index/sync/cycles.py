@@ -47,21 +47,37 @@ def make_indexer(config: Config, embedder: Embedder, source: RecordingSource | N
                    progress=progress, mirror=open_mirror(config))
 
 
+WAIT_S = 2.0  # between looks at the lock while ``mirror --once`` waits for a cycle
+
+
 def run_mirror_pass(config: Config, source: RecordingSource | None = None,
                     progress: Callable[[SyncProgress], object] = log_commits,
-                    clock: Callable[[], float] = time.time) -> MirrorReport:
+                    clock: Callable[[], float] = time.time,
+                    wait: Callable[[float], object] | None = time.sleep) -> MirrorReport:
     """``mirror --once``: every Plaud recording fetched and its file written or refreshed
     now, and deleted ones moved to the trash as a cycle would (under the indexer lock, so
-    no cycle writes the mirror meanwhile). The index is not touched."""
+    no cycle writes the mirror meanwhile). The index is not touched. A running cycle that
+    writes this mirror makes it unnecessary (said, and nothing done); one that does not
+    (a first sync started by a client without the mirror setting) is waited for
+    (``wait=None``: said instead)."""
     mirror = open_mirror(config)
     if mirror is None:
         raise ConfigError("No mirror folder is set: add \"mirror\": \"~/Notes/Plaud\" to "
                           f"{config.config_path}, or set PLAUD_INDEX_MIRROR")
     lock = IndexerLock(config.lock_path, role="mirror")
-    if not lock.try_acquire():
-        raise IndexBusyError("An indexer cycle is running, and it writes the mirror too: run "
-                             "`plaud-index-mcp mirror --once` again when it ends (`status` "
-                             "shows it)")
+    while not lock.try_acquire():
+        holder = lock_holder(config.lock_path) or {}
+        if holder.get("mirror") == str(mirror.folder):
+            raise IndexBusyError(f"The running cycle (pid {holder.get('pid')}, "
+                                 f"{holder.get('role')}) writes this mirror too: its files "
+                                 "come with it (`status` shows how far it is)")
+        if not wait:  # it does not write the mirror: after it, this does
+            raise IndexBusyError(f"A cycle that does not write the mirror is running (pid "
+                                 f"{holder.get('pid')}, {holder.get('role')}): run "
+                                 "`plaud-index-mcp mirror --once` again when it ends")
+        log.info("Waiting for the running cycle (pid %s, %s) to end: it does not write the "
+                 "mirror, so this writes it after", holder.get("pid"), holder.get("role"))
+        wait(WAIT_S)
     started, errors, ids = clock(), [], []
     try:
         source = source or make_plaud_source(config)
@@ -99,7 +115,8 @@ def run_locked_cycle(config: Config, embedder: Embedder,
     lock that cannot be taken at all (a folder in its place, no permission) fails the
     cycle like anything else: on record, so ``status`` says it. ``role`` is who holds the
     lock, as ``status`` and ``doctor`` name it."""
-    lock = IndexerLock(config.lock_path, role=role)
+    lock = IndexerLock(config.lock_path, role=role,
+                       mirror=str(config.mirror) if config.mirror else None)
     try:
         acquired = lock.try_acquire()
     except PlaudIndexError as exc:

@@ -23,9 +23,10 @@ log = logging.getLogger(__name__)
 
 
 class IndexerLock:
-    def __init__(self, path: Path, role: str = "indexer") -> None:
+    def __init__(self, path: Path, role: str = "indexer", mirror: str | None = None) -> None:
         self.path = path
         self.role = role  # who holds it, as ``status`` shows
+        self.mirror = mirror  # the mirror folder its cycle writes (``mirror --once`` asks)
         self._fd: int | None = None
 
     def try_acquire(self, role: str | None = None) -> bool:
@@ -38,8 +39,10 @@ class IndexerLock:
             return False
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, json.dumps({"pid": os.getpid(), "role": role or self.role,
-                                     "since": int(time.time())}).encode())
+            record = {"pid": os.getpid(), "role": role or self.role, "since": int(time.time())}
+            if self.mirror:
+                record["mirror"] = self.mirror
+            os.write(fd, json.dumps(record).encode())
         except OSError as exc:  # a full disk refuses even these few bytes: say so
             unflock(fd)
             os.close(fd)

@@ -98,13 +98,16 @@ class SyncProgress:
         eta = self.eta_s()
         return None if eta is None else max(eta - max(now - self.updated, 0.0), 5.0)
 
-    def describe(self, now: float, phase: bool = True) -> str:
-        """``embedding, 12 of 73 recordings done, 840 chunks embedded, about 4 minutes
-        left`` (without ``phase``: from ``12 of 73``)."""
+    def describe(self, now: float, phase: bool = True, searchable: int | None = None) -> str:
+        """``embedding, 12 of 73 recordings done, 10 searchable, 840 chunks embedded, about
+        4 minutes left`` (without ``phase``: from ``12 of 73``; ``searchable``: how many
+        recordings the index answers from, said when fewer are than are done)."""
         if self.phase == "listing":
             return "listing the recordings"
         text = f"{self.phase}, " if phase else ""
-        text += f"{self.done} of {self.total} recordings done"
+        text += f"{self.done} of {plural(self.total, 'recording')} done"
+        if searchable is not None and searchable < self.done:
+            text += f", {searchable} searchable"
         if self.chunks:
             text += f", {self.chunks} chunks embedded"
         left = self.left_s(now)
@@ -112,10 +115,16 @@ class SyncProgress:
 
     def describe_stopped(self, now: float) -> str:
         """A sync nobody runs any more: when it stopped, and how much it left (frozen)."""
-        text = f"stopped {ago(now - self.updated)} at {self.done} of {self.total} recordings"
+        text = f"stopped {ago(now - self.updated)} at {self.done} of " \
+            f"{plural(self.total, 'recording')}"
         eta = self.eta_s()
         return f"{text} ({about(eta)} of work left)" if eta and self.done < self.total \
             else text
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 recording``, ``2 recordings``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def about(seconds: float) -> str:
