@@ -46,7 +46,7 @@ def _moment_line(moment: Moment, indent: str) -> str:
 
 # In a terminal there is no Plaud MCP to call: point at what a person can run instead.
 TERMINAL_HINT = ("More about one recording: plaud-index-mcp get FILE_ID [--query TOPIC | --at "
-                 "hh:mm:ss]; the full transcript is in the Plaud app.")
+                 "hh:mm:ss]; all of it: plaud-index-mcp transcript FILE_ID / notes FILE_ID.")
 
 
 def when(iso: str) -> str:
@@ -125,7 +125,8 @@ def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
     lines.extend(_moment_line(m, "  ") for m in info.snippets)
     if info.around is not None:
         lines.extend(_around(info.around))
-    lines.append("The full transcript is in the Plaud app." if terminal else info.fetch)
+    lines.append(f"The whole transcript: plaud-index-mcp transcript {info.file_id}; the notes: "
+                 f"plaud-index-mcp notes {info.file_id}" if terminal else info.fetch)
     return printable("\n".join(lines))
 
 
