@@ -104,6 +104,16 @@ async def test_the_first_search_answers_at_once_then_from_a_growing_partial_inde
     assert state.read().complete
 
 
+async def the_sync_holding_the_lock(home: Path, deadline_s: float = 120) -> dict[str, Any]:
+    """The first sync's lock record, once its process (starting on a loaded machine) has
+    taken the lock: waited for on the lock itself, not on a guessed time."""
+    deadline = time.monotonic() + deadline_s
+    while (holder := lock_holder(home / "indexer.lock")) is None:
+        assert time.monotonic() < deadline, "the first sync never took the lock"
+        await asyncio.sleep(0.1)
+    return dict(holder)
+
+
 def wait_for_the_sync(home: Path, deadline_s: float = 600) -> None:
     """Until nobody holds the indexer lock: the sync's own record, not a guessed time."""
     deadline = time.monotonic() + deadline_s
@@ -117,8 +127,8 @@ async def test_a_killed_server_or_sync_loses_no_committed_work(paced: dict[str, 
     async with connect(paced) as session:
         await call(session)
         seen = (await partial_answer(session, 0))["index"]["recordings"]
-        holder = lock_holder(index_home / "indexer.lock")
-        assert holder is not None and holder["role"] == "first sync (server)"
+        holder = await the_sync_holding_the_lock(index_home)
+        assert holder["role"] == "first sync (server)"
         os.kill(int(holder["pid"]), signal.SIGKILL)  # the sync's process dies, not the server
         deadline = time.monotonic() + 30
         while lock_holder(index_home / "indexer.lock") == holder:  # the kernel frees the lock
@@ -229,8 +239,8 @@ async def test_a_sync_stopped_mid_way_keeps_what_was_embedded_on_a_loaded_machin
     with cpu_hogs():
         async with connect(env, server_log) as session:
             await asyncio.wait_for(call(session), 60)  # starts the first sync
-        holder = lock_holder(index_home / "indexer.lock")  # the session is over: it goes on
-        assert holder is not None and holder["role"] == "first sync (server)"
+        holder = await the_sync_holding_the_lock(index_home)  # the session is over: it goes on
+        assert holder["role"] == "first sync (server)"
         committed, committed_at = 0, time.monotonic()
         for _ in range(2400):
             progress = SyncProgress.from_state(state.read().progress)
