@@ -63,3 +63,27 @@ def test_the_override_is_used_only_when_set(fake: FakePlaud, tmp_path: object) -
     with pytest.raises(SourceError, match="Not signed in to Plaud"):
         make_source(build_config({"PLAUD_INDEX_HOME": str(tmp_path), "HOME": str(tmp_path)},
                                  None))
+
+
+def test_a_wrong_regional_host_answering_401_is_named_with_the_fix(fake: FakePlaud) -> None:
+    fake.config.web_wrong_region_401 = True
+    with pytest.raises(PlaudAuthError, match="another region .*api-jp.plaud.ai"):
+        web(fake).list_files()
+
+
+@pytest.mark.parametrize("host", ["evil.example/web2", "https://evil.example",
+                                  "http://api-euc1.plaud.ai"])
+def test_a_region_switch_elsewhere_than_an_https_plaud_host_is_refused(
+        fake: FakePlaud, host: str) -> None:
+    fake.config.web_region_redirect = True
+    fake.config.web_redirect_host = host
+    with pytest.raises(PlaudUpstreamError, match="not an https \\*.plaud.ai host"):
+        web(fake).list_files()
+    assert not [r for r in fake.log if "evil" in r["path"]]
+
+
+def test_a_token_pasted_with_its_bearer_prefix_is_accepted(fake: FakePlaud) -> None:
+    pasted = f"Bearer {fake.config.web_token}\n"
+    assert len(web(fake, token=pasted).list_files()) == 130
+    assert all(r["headers"]["authorization"].count("earer") == 1
+               for r in fake.requests("/file/simple/web"))
