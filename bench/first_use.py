@@ -8,8 +8,9 @@
    index over the corpus (``PLAUD_CLIENT=mock``: a fast source, every recording at once),
    is asked ``plaud_search`` every 2 s until its index is complete. Prints when each
    answer came, what it said (the "not available yet" text or the partial results and
-   ``index.progress``), the first results, completion, and the server's peak RSS
-   (``VmHWM``) while it ran the first sync.
+   ``index.progress``), the first results, completion, the server's peak RSS (``VmHWM``)
+   and that of the first sync's own process (the indexer lock's holder, which the server
+   starts and which outlives it).
 2. **Serving only**: a fresh server on the now complete index answers 20 searches; its
    peak RSS.
 3. **indexer --once** in a fresh home on a terminal (a pty): commits (count, first,
@@ -68,8 +69,11 @@ async def server_timeline(env: dict[str, str], until_complete: bool,
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
                                    env=env, cwd=REPO)
+    from plaud_index.sync.lock import lock_holder
+
+    lock = Path(env["PLAUD_INDEX_HOME"]) / "indexer.lock"
     events: list[dict[str, Any]] = []
-    peak = 0.0
+    peak = sync_peak = 0.0
     started = time.monotonic()
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
@@ -83,6 +87,9 @@ async def server_timeline(env: dict[str, str], until_complete: bool,
                 answered = time.monotonic()
                 if server is not None:
                     peak = max(peak, peak_rss_mb(server) or 0.0)
+                holder = lock_holder(lock)
+                if holder and holder.get("pid"):
+                    sync_peak = max(sync_peak, peak_rss_mb(int(str(holder["pid"]))) or 0.0)
                 data = result.structured_content or {}
                 index = data.get("index") or {}
                 events.append({
@@ -99,6 +106,7 @@ async def server_timeline(env: dict[str, str], until_complete: bool,
     return {"initialize_s": round(initialized, 2), "events": events,
             "first_results_s": first["t"] if first else None,
             "complete_s": done["t"] if done else None, "peak_rss_mb": round(peak),
+            "sync_peak_rss_mb": round(sync_peak),
             "answer_s_max": max(e["answer_s"] for e in events),
             "answer_s_median": statistics.median(e["answer_s"] for e in events),
             "listing_after_listed": sum(1 for e in events[1:] if e["progress"] and
@@ -189,7 +197,8 @@ def main() -> int:
         print(f"server: initialize {s['initialize_s']} s; first results at t+"
               f"{s['first_results_s']} s; complete at t+{s['complete_s']} s; answers in "
               f"median {s['answer_s_median']:.3f} s, max {s['answer_s_max']:.3f} s; peak RSS "
-              f"{s['peak_rss_mb']} MB during the first sync; 'listing' after the listing: "
+              f"{s['peak_rss_mb']} MB (server), {s['sync_peak_rss_mb']} MB (the first sync's "
+              "process) during the first sync; 'listing' after the listing: "
               f"{s['listing_after_listed']}")
         for e in s["events"][:12]:
             said = e["error"] or (f"{e['results']} results from {e['recordings']} "

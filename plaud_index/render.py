@@ -156,11 +156,16 @@ def render_list(listing: RecordingList, terminal: bool = False) -> str:
             lines.append(f"  summary: {rec.summary}")
     if listing.note:
         lines.append(listing.note)
-    if listing.next_cursor:
-        more = f"--cursor {listing.next_cursor}" if terminal else \
-            f"pass cursor={listing.next_cursor}"
-        lines.append(f"\nMore: {more} for the next page.")
+    lines += more_lines(listing.next_cursor, terminal, "plaud_list")
     return printable("\n".join(lines))
+
+
+def more_lines(cursor: str | None, terminal: bool, tool: str) -> list[str]:
+    """How to get the next page: the CLI's flag, or the tool's argument."""
+    if not cursor:
+        return []
+    more = f"--cursor {cursor}" if terminal else f"call {tool} again with cursor={cursor}"
+    return [f"\nMore: {more} for the next page."]
 
 
 def _local(epoch: float | None, zone: UserZone) -> str:

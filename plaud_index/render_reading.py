@@ -6,7 +6,7 @@ Every line passes through ``render.printable`` like the rest of the answers.
 from __future__ import annotations
 
 from .models import NoteItem, NotesResult, TranscriptPage
-from .render import index_line, partial_lines, printable, today_lines, when
+from .render import index_line, more_lines, partial_lines, printable, today_lines, when
 
 _KINDS = {"highlight": "highlight", "mark": "your mark"}
 
@@ -21,10 +21,7 @@ def render_transcript(page: TranscriptPage, terminal: bool = False) -> str:
     lines += [f"[{s.start}] {s.speaker or '?'}: {s.text}" for s in page.utterances]
     if page.note:
         lines.append(page.note)
-    if page.next_cursor:
-        more = f"--cursor {page.next_cursor}" if terminal else \
-            f"call plaud_transcript with cursor={page.next_cursor}"
-        lines.append(f"More: {more} for the next page.")
+    lines += more_lines(page.next_cursor, terminal, "plaud_transcript")
     return printable("\n".join(lines))
 
 
@@ -55,8 +52,5 @@ def render_notes(result: NotesResult, terminal: bool = False) -> str:
             lines.append("  (continued on the next page)")
     if result.note:
         lines.append(result.note)
-    if result.next_cursor:
-        more = f"--cursor {result.next_cursor}" if terminal else \
-            f"call plaud_notes again with cursor={result.next_cursor}"
-        lines.append(f"\nMore: {more} for the next page.")
+    lines += more_lines(result.next_cursor, terminal, "plaud_notes")
     return printable("\n".join(lines))

@@ -25,7 +25,8 @@ MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglo
 PURE = {"errors", "models", "search", "index.analyzer", "chunker", "search.rank", "render",
         "setup.health", "redact", "render_reading", "sync.progress", "search.snippets", "clock",
         "search.browse",
-        "search.transcript", "search.topk", "search.notes", "search.reading", "cleaning",
+        "search.transcript", "search.topk", "search.notes", "search.reading", "search.cursors",
+        "search.moments", "cleaning",
         "sync.policy", "plaud.documents", "plaud.fields", "plaud.notes", "plaud.settings",
         "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}

@@ -7,19 +7,17 @@ a recording that was already there. Days are the user's local calendar days.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
 
 from ..clock import format_clock
-from ..errors import InvalidQueryError
 from ..index.records import IndexedRecording
 from ..index.snapshot import Snapshot
 from ..models import Moment
-from .rank import check_limit, echo, in_folder, parse_filters
+from . import cursors
+from .rank import check_limit, in_folder, parse_filters
 
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 50
@@ -51,22 +49,18 @@ def make_list_request(*, date_from: object = None, date_to: object = None,
 
 
 def encode_cursor(record: IndexedRecording) -> str:
-    raw = f"{_utc(record).isoformat()}|{record.file_id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursors.encode(_utc(record).isoformat(), record.file_id)
 
 
 def decode_cursor(cursor: object) -> tuple[str, str] | None:
-    if cursor is None or cursor == "":
+    parts = cursors.decode(cursor, 2, "plaud_list", "start from the newest")
+    if parts is None:
         return None
+    instant, file_id = parts
     try:
-        if not isinstance(cursor, str) or len(cursor) > 1000:
-            raise ValueError(cursor)
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        instant, file_id = raw.split("|", 1)
         datetime.fromisoformat(instant)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidQueryError(f"cursor {echo(cursor)} is not one plaud_list returned; "
-                                "leave it out to start from the newest") from None
+    except ValueError:
+        raise cursors.bad(cursor, "plaud_list", "start from the newest") from None
     return instant, file_id
 
 

@@ -16,8 +16,6 @@ matched as words in the heading.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -28,6 +26,7 @@ from ..clock import UTC, UserZone, format_clock
 from ..errors import InvalidQueryError
 from ..index.records import ChunkRow, IndexedRecording
 from ..models import NOTE_TITLES, NoteItem
+from . import cursors
 from .rank import echo, parse_filters
 
 # What people call each kind of section, in Plaud's template languages. Matched as whole
@@ -270,20 +269,17 @@ def make_notes_request(*, file_id: object = None, date_from: object = None,
 
 def encode_position(record: IndexedRecording, offset: int) -> str:
     """A cursor that opens the next page at ``record``'s item ``offset``."""
-    raw = f"{offset}|{record.created.astimezone(timezone.utc).isoformat()}|{record.file_id}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return cursors.encode(offset, record.created.astimezone(timezone.utc).isoformat(),
+                          record.file_id)
 
 
 def decode_position(cursor: object) -> tuple[str, str, int] | None:
-    if cursor is None or cursor == "":
+    parts = cursors.decode(cursor, 3, "plaud_notes", "start from the newest")
+    if parts is None:
         return None
+    offset, instant, file_id = parts
     try:
-        if not isinstance(cursor, str) or len(cursor) > 1000:
-            raise ValueError(cursor)
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        offset, instant, file_id = raw.split("|", 2)
         datetime.fromisoformat(instant)
         return instant, file_id, int(offset)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidQueryError(f"cursor {echo(cursor)} is not one plaud_notes returned; "
-                                "leave it out to start from the newest") from None
+    except ValueError:
+        raise cursors.bad(cursor, "plaud_notes", "start from the newest") from None

@@ -10,8 +10,6 @@ time, capped in characters nearest the asked moment first.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Sequence
 
@@ -20,6 +18,7 @@ from ..errors import InvalidQueryError, UnknownRecordingError
 from ..index.records import ChunkRow
 from ..index.snapshot import Snapshot
 from ..models import Around, Spoken
+from . import cursors
 from .rank import echo
 
 DEFAULT_WINDOW_S = 120  # on each side of the moment
@@ -161,23 +160,16 @@ def page_of(spoken: Sequence[Spoken], first: int, max_chars: int = PAGE_CHARS
 
 
 def encode_offset(file_id: str, offset: int) -> str:
-    raw = f"{offset}|{file_id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursors.encode(offset, file_id)
 
 
 def decode_offset(cursor: object, file_id: str) -> int:
     """The utterance a transcript cursor opens at; 0 without one."""
-    if cursor is None or cursor == "":
+    restart = "start at the beginning (a cursor goes with its file_id)"
+    parts = cursors.decode(cursor, 2, "plaud_transcript", restart)
+    if parts is None:
         return 0
-    try:
-        if not isinstance(cursor, str) or len(cursor) > 1000:
-            raise ValueError(cursor)
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        offset, of = raw.split("|", 1)
-        if of != file_id or int(offset) < 0:
-            raise ValueError(raw)
-        return int(offset)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidQueryError(f"cursor {echo(cursor)} is not one plaud_transcript returned "
-                                "for this file_id; leave it out to start at the beginning") \
-            from None
+    offset, of = parts
+    if of != file_id or not offset.isdigit():
+        raise cursors.bad(cursor, "plaud_transcript", restart)
+    return int(offset)
