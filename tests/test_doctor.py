@@ -85,7 +85,7 @@ def test_a_busy_login_port_is_named(config: Config) -> None:
 
 def test_doctor_command_exit_code_and_json(tmp_path: Path) -> None:
     env = {**os.environ, "PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_CLIENT": "mock",
-           "PLAUD_EMBEDDER": "mock",
+           "PLAUD_EMBEDDER": "mock", "HOME": str(tmp_path),  # no client configs of the machine
            "PLAUD_CALLBACK_URL": f"http://localhost:{free_port()}/auth/callback"}
 
     def doctor(*args: str) -> subprocess.CompletedProcess[str]:
@@ -101,7 +101,8 @@ def test_doctor_command_exit_code_and_json(tmp_path: Path) -> None:
     assert after.returncode == 0, after.stdout
     checks = {c["name"]: c["status"] for c in json.loads(after.stdout)}
     assert checks == {"model": "ok", "sign-in": "skip", "plaud": "skip", "folders": "skip",
-                      "login port": "ok", "indexer": "warn", "index": "ok", "mirror": "skip"}
+                      "login port": "ok", "indexer": "warn", "index": "ok", "mirror": "skip",
+                      "clients": "skip"}
 
 
 def test_folders_are_checked_and_folders_alone_need_no_sign_in(config: Config,

@@ -128,14 +128,15 @@ def person_key(name: str) -> str:
 
 
 def people(speakers: Sequence[str], cap: int = MAX_SPEAKERS) -> tuple[tuple[str, ...], int]:
-    """Each person once (the first form of their name, without the parenthesised riders),
-    at most ``cap`` of them, and how many more there are."""
+    """Each person once, by the shortest form of their name seen (``Mr. Garnett Genuis``
+    beside ``Mr. Garnett Genuis (Sherwood Park, CPC)``; ``Rob (contractor)`` when that is
+    the only form), in order of first appearance; at most ``cap`` of them, and how many
+    more there are."""
     seen: dict[str, str] = {}
     for name in speakers:
-        plain = name
-        while _PAREN.search(plain):
-            plain = _PAREN.sub("", plain)
-        seen.setdefault(person_key(name), plain.strip() or name)
+        key = person_key(name)
+        if key not in seen or len(name) < len(seen[key]):
+            seen[key] = name
     names = tuple(seen.values())
     return names[:cap], max(0, len(names) - cap)
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..clock import format_clock
+from ..index.records import ChunkRow
 from ..index.snapshot import Snapshot
 from ..models import NOTE_TITLES, Moment
 from .snippets import SNIPPET_CHARS, make_snippet, speaker_lines
@@ -111,10 +112,10 @@ def pick_moments(snapshot: Snapshot, rows: Sequence[int], terms: set[str],
     chosen: list[Moment] = []
     first: Moment | None = None
     for row in rows:
-        moment = moment_at(snapshot, row, terms, speaker, width)
+        chunk = snapshot.chunks[row]  # read (parsed) once per row
+        moment = moment_of(chunk, terms, speaker, width)
         first = first or moment
-        speakers = snapshot.chunks[row].line_speakers
-        if filler_only(moment.snippet, speakers) or _merged(moment, chosen):
+        if filler_only(moment.snippet, chunk.line_speakers) or _merged(moment, chosen):
             continue
         chosen.append(moment)
         if len(chosen) >= room:
@@ -131,11 +132,10 @@ def _heading_above(text: str, group: str, offset: int) -> str:
                  if line == note or line.startswith(f"{note} > ")), "")
 
 
-def moment_at(snapshot: Snapshot, row: int, terms: set[str], speaker: str | None = None,
+def moment_of(chunk: ChunkRow, terms: set[str], speaker: str | None = None,
               width: int = SNIPPET_CHARS) -> Moment:
     """The moment of one chunk: its matched utterance's time and speaker, and a quote that
     opens with that utterance."""
-    chunk = snapshot.chunks[row]
     focus = speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
     snippet, match = make_snippet(chunk.text, terms, width, focus=focus)
     line = chunk.text.count("\n", 0, match)

@@ -175,9 +175,12 @@ class DetachedSync:
               source: RecordingSource) -> bool:
         """Start unless one runs (started here, or anyone holding the indexer lock), or a
         sync failed a moment ago (``embedder`` and ``source`` are the child's own to make)."""
-        if self.process is not None and self.process.poll() is None or \
+        ended = self.process.poll() if self.process is not None else None
+        if self.process is not None and (ended is None or ended > 0) or \
                 lock_holder(config.lock_path) is not None:
-            return False  # running (a sync that ended, or was killed, may start again)
+            # running, or failed (``failure`` says why; a full disk may have kept it from
+            # the record): a sync that finished or was killed may start again
+            return False
         state = SyncStateStore(config.home).read()
         if state.last_error and state.last_attempt and \
                 self._clock() - state.last_attempt < self.RETRY_AFTER_S:
@@ -189,7 +192,7 @@ class DetachedSync:
                  "--first-sync-for", self.started_by],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
                 start_new_session=True)
-        log.info("Started the first sync in a process of its own (pid %s, log %s)",
+        log.debug("Started the first sync in a process of its own (pid %s, log %s)",
                  self.process.pid, config.home / self.LOG)
         return True
 
