@@ -27,7 +27,8 @@ PURE = {"errors", "models", "search", "index.analyzer", "chunker", "search.rank"
         "search.browse",
         "search.transcript", "search.topk", "search.notes", "search.reading", "search.cursors",
         "search.moments", "cleaning",
-        "sync.policy", "plaud.documents", "plaud.fields", "plaud.notes", "plaud.settings",
+        "sync.policy", "sync.recordings", "plaud.documents", "plaud.fields", "plaud.notes",
+        "plaud.settings",
         "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
 IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",

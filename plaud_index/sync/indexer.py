@@ -37,8 +37,9 @@ from ..redact import redact
 from .embedding import GROUP_CHUNKS, EmbedQueue
 from .policy import DeletionDecision, decide_deletions, mirror_deletions, plan_fetches
 from .progress import SyncProgress, log_commits
+from .recordings import content_hash, indexed_record
 from .state import SyncState, SyncStateStore, read_damage
-from .work import CycleWork, content_hash, indexed_record
+from .work import CycleWork
 
 __all__ = ["Indexer", "content_hash", "indexed_record"]
 

@@ -11,12 +11,10 @@ a partial recording (see ``_put_partial``) that a later commit completes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..chunker import Chunker
@@ -31,12 +29,13 @@ from ..errors import (
 )
 from ..index.records import PARTIAL, IndexedRecording
 from ..index.writer import IndexWriter
-from ..models import NoteSection, Recording
+from ..models import Recording
 from ..plaud import RecordingSource
 from ..redact import redact
 from .embedding import EmbedQueue
 from .policy import failed_again
 from .progress import SyncProgress
+from .recordings import content_hash, indexed_record
 
 log = logging.getLogger(__name__)
 
@@ -49,44 +48,6 @@ OUTAGE_RUN = 3
 # Failures that are the whole source's, not one recording's: the cycle stops fetching,
 # commits what it has, and fails.
 _WHOLE_SOURCE = (PlaudAuthError, PlaudUnreachableError, PlaudRateLimitedError)
-
-
-_NOTE_DEFAULTS = {"at_ms": None, "kind": "note", "error_code": 0}
-
-
-def _note_fields(note: NoteSection) -> dict[str, object]:
-    """A note's fields, those at their defaults left out: a field added later does not
-    change the hash of a recording that does not use it (which would re-index them all)."""
-    return {k: v for k, v in asdict(note).items()
-            if k not in _NOTE_DEFAULTS or v != _NOTE_DEFAULTS[k]}
-
-
-def content_hash(recording: Recording) -> str:
-    """Changes whenever anything the index derives from the recording changes."""
-    parts: list[object] = [recording.title, recording.created_at.isoformat(),
-                           [asdict(u) for u in recording.utterances],
-                           [_note_fields(n) for n in recording.notes]]
-    if recording.folders:  # moved to another folder: a change (and the mirror's file moves)
-        parts.append(list(recording.folders))
-    payload = json.dumps(parts, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
-MAX_MARKS = 50  # the marks a recording's record keeps for plaud_get and plaud_list
-MARK_CHARS = 120
-
-
-def indexed_record(recording: Recording, digest: str, chunks: int) -> IndexedRecording:
-    marks = tuple((n.at_ms, " ".join(n.text.split())[:MARK_CHARS]) for n in recording.notes
-                  if n.kind == "mark" and n.at_ms is not None)[:MAX_MARKS]
-    return IndexedRecording(
-        file_id=recording.file_id, title=recording.title,
-        created_at=recording.created_at.isoformat(), duration_ms=recording.duration_ms,
-        content_hash=digest, speakers=recording.speakers,
-        note_titles=tuple(dict.fromkeys(n.note_title for n in recording.notes)),
-        chunk_count=chunks, origin=recording.origin, folders=recording.folders,
-        marks=marks,
-    )
 
 
 def skip(file_id: str, exc: Exception, quarantine: dict[str, str],
