@@ -26,6 +26,7 @@ from ..models import NOTE_TITLES, Moment
 from .snippets import SNIPPET_CHARS, make_snippet, speaker_lines
 
 MOMENTS = 3  # for the best recording
+LOOK_FURTHER = 4  # rows read per moment of room at most, when some merge or are filler
 SHORT_QUOTE = 160  # characters of a quote of any recording but the best
 THREE, TWO = 0.75, 0.6  # shares of the best score that earn a recording 3 or 2 moments
 # Words that carry no content on their own, in the languages meetings are most held in.
@@ -111,7 +112,7 @@ def pick_moments(snapshot: Snapshot, rows: Sequence[int], terms: set[str],
     of filler alone; the best row's moment when every one is passed over."""
     chosen: list[Moment] = []
     first: Moment | None = None
-    for row in rows:
+    for row in rows[:room * LOOK_FURTHER]:  # bounded: each row read is a chunk parsed
         chunk = snapshot.chunks[row]  # read (parsed) once per row
         moment = moment_of(chunk, terms, speaker, width)
         first = first or moment
