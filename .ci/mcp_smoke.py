@@ -22,7 +22,8 @@ async def main(command: str) -> int:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()
         tools = sorted(t.name for t in (await session.list_tools()).tools)
-        assert tools == ["plaud_get", "plaud_list", "plaud_search"], tools
+        assert tools == ["plaud_get", "plaud_list", "plaud_notes", "plaud_search",
+                         "plaud_transcript"], tools
         for _ in range(600):  # partial answers come first: wait for the whole sample
             result = await session.call_tool("plaud_search", {"query": "Q3 budget"})
             if not result.is_error and result.structured_content["index"]["complete"]:
