@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,22 @@ def indexed(file_id: str, chunks: int, *, title: str = "Rec", digest: str = "h1"
     from plaud_index.index.records import IndexedRecording
 
     return IndexedRecording(file_id, title, created_at, 1000, digest, ("Ann",), (), chunks)
+
+
+@asynccontextmanager
+async def mcp_session(env: dict[str, str]) -> AsyncIterator[Any]:
+    """The real server (``python -m plaud_index`` with exactly ``env``) through the SDK's
+    stdio client, initialized; its stderr discarded."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
+                                   env=env, cwd=REPO)
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
 
 
 async def tool_result(session: Any, tool: str, **arguments: Any) -> dict[str, Any]:

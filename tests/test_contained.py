@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from fake_plaud import FakePlaud
+from helpers import mcp_session
 from test_folders import SRT, write
 
 from plaud_index.embedding.embedder import HashEmbedder
@@ -219,19 +220,11 @@ def test_an_opaque_web_token_quoted_back_by_plaud_is_in_no_output_or_file(
 
 def mcp_answer(env: dict[str, str]) -> str:
     import anyio
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
     async def ask() -> str:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
-                                       env={**os.environ, "PLAUD_EMBEDDER": "mock", **env},
-                                       cwd=REPO)
-        with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write) as session:
-                await session.initialize()
-                result: Any = await session.call_tool("plaud_search", {"query": "milestone"})
-                return json.dumps(result.model_dump(mode="json"))
+        async with mcp_session({**os.environ, "PLAUD_EMBEDDER": "mock", **env}) as session:
+            result: Any = await session.call_tool("plaud_search", {"query": "milestone"})
+            return json.dumps(result.model_dump(mode="json"))
 
     return anyio.run(ask)
 

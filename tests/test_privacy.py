@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 from fake_plaud import FakePlaud
-from helpers import tool_result
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from helpers import mcp_session, tool_result
 
 REPO = Path(__file__).resolve().parent.parent
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -96,15 +94,10 @@ async def test_a_sync_a_server_session_and_cli_searches_stay_in_their_place(
     assert "renegotiate" in cli("search", "storage vendor prices")
     cli("status")
     cli("doctor")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
-                                   env=env, cwd=REPO)
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            found = await tool_result(session, "plaud_search", query="milestone review")
-            await tool_result(session, "plaud_list")
-            await tool_result(session, "plaud_get", file_id=found["results"][0]["file_id"])
+    async with mcp_session(env) as session:
+        found = await tool_result(session, "plaud_search", query="milestone review")
+        await tool_result(session, "plaud_list")
+        await tool_result(session, "plaud_get", file_id=found["results"][0]["file_id"])
 
     outside = [p for p in files_under(user) if not p.is_relative_to(index_home)]
     assert outside == [], outside  # no ~/.cache/Microsoft, no ~/.cache/huggingface, nothing

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import tool_result, write_corpus
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from helpers import mcp_session, tool_result, write_corpus
 
 from plaud_index.models import NoteItem
 from plaud_index.search.notes import Section, items_of, matches, paginate
@@ -68,24 +66,19 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 async def test_a_whole_transcript_comes_in_pages_of_whole_utterances(
         env: dict[str, str]) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
-                                   env=env, cwd=REPO)
     pages, texts = [], []
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            cursor = None
-            while True:
-                result = await session.call_tool("plaud_transcript",
-                                                 {"file_id": "kickoff", "cursor": cursor})
-                assert not result.is_error, result.content
-                pages.append(result.structured_content)
-                texts.append(result.content[0].text)  # type: ignore[union-attr]
-                cursor = pages[-1]["next_cursor"]
-                if cursor is None:
-                    break
-            memo = await tool_result(session, "plaud_transcript", file_id="memo")
+    async with mcp_session({**os.environ, **env}) as session:
+        cursor = None
+        while True:
+            result = await session.call_tool("plaud_transcript",
+                                             {"file_id": "kickoff", "cursor": cursor})
+            assert not result.is_error, result.content
+            pages.append(result.structured_content)
+            texts.append(result.content[0].text)  # type: ignore[union-attr]
+            cursor = pages[-1]["next_cursor"]
+            if cursor is None:
+                break
+        memo = await tool_result(session, "plaud_transcript", file_id="memo")
     spoken = [u for page in pages for u in page["utterances"]]
     assert [u["text"] for u in spoken] == [f"Utterance {k}: {TALK}." for k in range(120)]
     assert [u["speaker"] for u in spoken[:3]] == ["Speaker 1", "Speaker 2", "Speaker 3"]
@@ -99,16 +92,11 @@ async def test_a_whole_transcript_comes_in_pages_of_whole_utterances(
 
 async def test_action_items_across_a_month_by_what_their_headings_mean(
         env: dict[str, str]) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
-                                   env=env, cwd=REPO)
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            month = await tool_result(session, "plaud_notes", section="action items",
-                                      date_from="2026-11-01", date_to="2026-11-30")
-            whole = await tool_result(session, "plaud_notes", file_id="kickoff")
-            risks = await tool_result(session, "plaud_notes", section="risks")
+    async with mcp_session({**os.environ, **env}) as session:
+        month = await tool_result(session, "plaud_notes", section="action items",
+                                  date_from="2026-11-01", date_to="2026-11-30")
+        whole = await tool_result(session, "plaud_notes", file_id="kickoff")
+        risks = await tool_result(session, "plaud_notes", section="risks")
     found = {(r["file_id"], i["text"], i["owner"]) for r in month["recordings"]
              for i in r["items"]}
     assert found == {("kickoff", "Ann: send the deck", "Ann"),

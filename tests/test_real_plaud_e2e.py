@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 from fake_plaud import FakePlaud
-from helpers import tool_result
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from helpers import mcp_session, tool_result
 
 REPO = Path(__file__).resolve().parent.parent
 SHAPES = ("summary_error_10", "highlights_array", "highlights_markdown", "device_marks",
@@ -177,16 +175,10 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 async def test_the_mcp_tools_take_a_folder(fake: FakePlaud, web_env: dict[str, str]) -> None:
     assert run("indexer", "--once", env=web_env).returncode == 0
-    params = StdioServerParameters(command=sys.executable, args=["-m", "plaud_index"],
-                                   env={**os.environ, "PLAUD_EMBEDDER": "mock", **web_env},
-                                   cwd=REPO)
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            found = await tool_result(session, "plaud_search", query="milestone review",
-                                      folder="Clients", limit=25)
-            listed = await tool_result(session, "plaud_list", folder="internal")
+    async with mcp_session({**os.environ, "PLAUD_EMBEDDER": "mock", **web_env}) as session:
+        found = await tool_result(session, "plaud_search", query="milestone review",
+                                  folder="Clients", limit=25)
+        listed = await tool_result(session, "plaud_list", folder="internal")
     ids = [f["id"] for f in fake.files]
     assert {h["file_id"] for h in found["results"]} == {ids[0], ids[1]}
     assert {r["file_id"] for r in listed["recordings"]} == {ids[1], ids[3]}
