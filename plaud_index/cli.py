@@ -7,11 +7,11 @@ The commands live beside it by what they do: reading the index (``cli_read``), k
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 from .cli_read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
@@ -57,14 +57,21 @@ def build_parser() -> argparse.ArgumentParser:
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                          help="debug logging (stderr)")
     sub = parser.add_subparsers(dest="command")
-    add = functools.partial(sub.add_parser, parents=[verbose])
+    # the flags several reading commands share, defined once
+    days = argparse.ArgumentParser(add_help=False)
+    days.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
+                      help="only recordings from this local day on")
+    days.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
+                      help="only recordings up to this local day")
+    days.add_argument("--folder", metavar="NAME",
+                      help="only recordings filed in this Plaud folder (any case)")
 
-    p = add("search", help="search the index from a terminal")
+    def add(name: str, *parents: argparse.ArgumentParser, **kwargs: Any
+            ) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[verbose, *parents], **kwargs)
+
+    p = add("search", days, help="search the index from a terminal")
     p.add_argument("query", help="what to look for, in words or a question")
-    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
-                   help="only recordings from this local day on")
-    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
-                   help="only recordings up to this local day")
     p.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                    help=f"recordings to show, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")
     p.add_argument("--speaker", help="only passages by a speaker whose name contains this")
@@ -72,8 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what was said (transcript), Plaud's AI notes, or both (any)")
     p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
                    help="plaud recordings or folder files only")
-    p.add_argument("--folder", metavar="NAME",
-                   help="only recordings filed in this Plaud folder (any case)")
     p.add_argument("--mode", choices=MODES, default="hybrid",
                    help="meaning and keywords (hybrid), meaning only, or keywords only")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
@@ -88,11 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_get)
 
-    p = add("list", help="recordings newest first, by local date")
-    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
-                   help="only recordings from this local day on")
-    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
-                   help="only recordings up to this local day")
+    p = add("list", days, help="recordings newest first, by local date")
     p.add_argument("--limit", type=int, default=DEFAULT_LIST_LIMIT,
                    help=f"recordings per page, 1..{MAX_LIST_LIMIT} (default "
                    f"{DEFAULT_LIST_LIMIT})")
@@ -101,8 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only recordings that have AI notes, or a transcript")
     p.add_argument("--source-kind", choices=SOURCE_KINDS, default="any",
                    help="plaud recordings or folder files only")
-    p.add_argument("--folder", metavar="NAME",
-                   help="only recordings filed in this Plaud folder (any case)")
     p.add_argument("--cursor", help="next_cursor of the previous page")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_list)
@@ -113,15 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_transcript)
 
-    p = add("notes", help="AI notes: one recording's, or a kind of section across recordings")
+    p = add("notes", days,
+            help="AI notes: one recording's, or a kind of section across recordings")
     p.add_argument("file_id", nargs="?", help="one recording's notes (else every recording's)")
     p.add_argument("--section", help='only this kind: "action items", "decisions", "risks", '
                    '"summary", "highlights", "marks", or words of a heading')
-    p.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD",
-                   help="only recordings from this local day on")
-    p.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD",
-                   help="only recordings up to this local day")
-    p.add_argument("--folder", metavar="NAME", help="only recordings in this Plaud folder")
     p.add_argument("--speaker", help="only recordings with a speaker whose name contains this")
     p.add_argument("--cursor", help="next_cursor of the previous page")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
