@@ -14,16 +14,16 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from .config import Config, interval_banner
-from .errors import ConfigError, IndexBusyError
-from .render import mirror_line, render_mirror_report, render_search, render_status
-from .search.rank import make_request
-from .service import SearchService, make_embedder
-from .setup.commands import show
-from .setup.status import mirror_status, service_status
-from .sync.cycles import run_locked_cycle, run_mirror_pass
-from .sync.daemon import run_daemon
-from .sync.terminal import reporter_for
+from ..config import Config, interval_banner
+from ..errors import ConfigError, IndexBusyError
+from ..render import mirror_line, render_mirror_report, render_search, render_status
+from ..search.rank import make_request
+from ..service import SearchService, make_embedder
+from ..setup.commands import show
+from ..setup.status import mirror_status, service_status
+from ..sync.cycles import run_locked_cycle, run_mirror_pass
+from ..sync.daemon import run_daemon
+from ..sync.terminal import reporter_for
 
 log = logging.getLogger("plaud_index")
 

@@ -1,7 +1,7 @@
 """The command line: argparse subcommands over ``service``; errors become exit codes.
 
-The commands live beside it by what they do: reading the index (``cli_read``), keeping it
-(``cli_sync``), setting up (``setup.commands``). Here: the parser, logging, and ``main``.
+The commands live beside it by what they do: reading the index (``cli.read``), keeping it
+(``cli.sync``), setting up (``setup.commands``). Here: the parser, logging, and ``main``.
 """
 
 from __future__ import annotations
@@ -13,18 +13,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
-from .cli_read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
-from .cli_sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
-from .config import load_config
-from .errors import InvalidQueryError, PlaudIndexError, UnknownRecordingError
-from .fsio import raise_open_file_limit
-from .redact import RedactingFilter, redact
-from .search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
-from .search.rank import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES
-from .search.transcript import DEFAULT_WINDOW_S
-from .setup.client_config import CLIENTS
-from .setup.commands import (
+from .. import __version__
+from ..config import load_config
+from ..errors import InvalidQueryError, PlaudIndexError, UnknownRecordingError
+from ..fsio import raise_open_file_limit
+from ..redact import RedactingFilter, redact
+from ..search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES
+from ..search.transcript import DEFAULT_WINDOW_S
+from ..setup.client_config import CLIENTS
+from ..setup.commands import (
     cmd_auth_status,
     cmd_config,
     cmd_doctor,
@@ -33,7 +31,9 @@ from .setup.commands import (
     cmd_logout,
     cmd_uninstall_agent,
 )
-from .sync.terminal import LineSafeHandler
+from ..sync.terminal import LineSafeHandler
+from .read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
+from .sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
 
 
 def setup_logging(verbose: bool) -> None:
@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.verbose)
     raise_open_file_limit()
     if args.command is None:
-        from .server.tools import serve  # the only path that imports mcp
+        from ..server.tools import serve  # the only path that imports mcp
 
         return serve(load_config())
     try:

@@ -15,19 +15,19 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
 
-from .config import Config
-from .errors import IndexNotReadyError
-from .render import render_list, render_recording, render_search
-from .render_reading import render_notes, render_transcript
-from .search.browse import make_list_request
-from .search.notes import make_notes_request
-from .search.rank import make_request
-from .search.transcript import parse_at, parse_window
-from .service import SearchService
-from .setup.commands import show
-from .sync.cycles import DetachedSync
-from .sync.progress import SyncProgress
-from .sync.terminal import reporter_for
+from ..config import Config
+from ..errors import IndexNotReadyError
+from ..render import render_list, render_recording, render_search
+from ..render_reading import render_notes, render_transcript
+from ..search.browse import make_list_request
+from ..search.notes import make_notes_request
+from ..search.rank import make_request
+from ..search.transcript import parse_at, parse_window
+from ..service import SearchService
+from ..setup.commands import show
+from ..sync.cycles import DetachedSync
+from ..sync.progress import SyncProgress
+from ..sync.terminal import reporter_for
 
 CLI = "plaud-index-mcp"
 T = TypeVar("T")
