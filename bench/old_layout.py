@@ -1,5 +1,5 @@
-"""Today's module names for a tree from before the house moves (issue 30), so one bench
-script measures both sides of ``bench/ab.py BASE``.
+"""Today's module names for a tree from before the house moves (issues 30 and 42), so one
+bench script measures both sides of ``bench/ab.py BASE``.
 
 The scripts import the modules where they live now (``plaud_index.embedding.files``,
 ``plaud_index.search.rank``, ...). A base commit from before the moves has them at the top
@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from typing import Any
 
 MOVED = {  # today's name: the name before the moves (7c4e3ec and earlier)
     "plaud_index.embedding.embedder": "plaud_index.embedder",
@@ -26,3 +27,45 @@ def alias_moved_modules() -> None:
         return  # the layout these scripts are written for
     for new, old in MOVED.items():
         sys.modules.setdefault(new, importlib.import_module(old))
+
+
+class Reader:
+    """What the scripts ask of the reading side, on either layout: ``plaud_index.answers``
+    (issue 42 on) or the ``SearchService`` of the commits before it."""
+
+    def __init__(self, config: Any, embedder: Any = None) -> None:
+        if importlib.util.find_spec("plaud_index.answers") is not None:
+            answers = importlib.import_module("plaud_index.answers")
+            self._answers = answers.Answers.of(config, embedder)
+            self._old = None
+        else:
+            service = importlib.import_module("plaud_index.service")
+            self._old = service.SearchService(config, embedder)
+
+    @property
+    def embedder(self) -> Any:
+        return self._old.embedder if self._old is not None else self._answers.index.embedder
+
+    def search(self, request: Any) -> Any:
+        return self._old.search(request) if self._old is not None else \
+            self._answers.search.search(request)
+
+    def snapshot(self) -> Any:
+        return self._old.snapshot() if self._old is not None else \
+            self._answers.index.snapshot()
+
+    def ready_snapshot(self) -> Any:
+        return self._old.ready_snapshot() if self._old is not None else \
+            self._answers.readiness.ready()[0]
+
+
+def make_embedder(config: Any) -> Any:
+    where = "plaud_index.answers" if importlib.util.find_spec("plaud_index.answers") \
+        else "plaud_index.service"
+    return importlib.import_module(where).make_embedder(config)
+
+
+def heard() -> float:
+    where = "plaud_index.answers" if importlib.util.find_spec("plaud_index.answers") \
+        else "plaud_index.service"
+    return float(importlib.import_module(where).HEARD)

@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from old_layout import alias_moved_modules  # noqa: E402
+from old_layout import Reader, alias_moved_modules, heard, make_embedder  # noqa: E402
 
 alias_moved_modules()
 from plaud_index.chunker import Chunker  # noqa: E402
@@ -37,7 +37,6 @@ from plaud_index.config import build_config  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
 from plaud_index.search.rank import MODES, make_request, rank  # noqa: E402
-from plaud_index.service import HEARD, SearchService, make_embedder  # noqa: E402
 from plaud_index.sync.indexer import Indexer  # noqa: E402
 
 METRICS = ("rec_ndcg@5", "rec_mrr@10", "rec_recall@5", "moment_hit@5", "moment_mrr@10")
@@ -87,7 +86,7 @@ def aggregate(rows: list[tuple[str, dict[str, float]]]) -> dict[str, dict[str, f
                 "n": len(items)} for g, items in groups.items()}
 
 
-def raw_embed_seconds(service: SearchService, corpus: Path) -> tuple[int, float]:
+def raw_embed_seconds(service: Reader, corpus: Path) -> tuple[int, float]:
     """Embed exactly the chunks the indexer made, with nothing else around it."""
     source = PlaudSource(MockClient(corpus))
     chunker = Chunker(service.embedder.count_tokens, max_tokens=service.embedder.max_tokens)
@@ -104,7 +103,7 @@ OFF_TOPIC = ("banana bread recipe with walnuts", "tesla stock price forecast",
              "football world cup final score", "quantum chromodynamics lattice simulation")
 
 
-def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[str, Any]:
+def floor_report(service: Reader, queries: list[dict[str, Any]]) -> dict[str, Any]:
     """How the relevance floor and the weak-match threshold treat the labelled queries:
     for each candidate floor, how many queries would lose a relevant recording from their
     top 10, and how many results a limit of 25 keeps; and the best-passage similarity of
@@ -135,7 +134,7 @@ def floor_report(service: SearchService, queries: list[dict[str, Any]]) -> dict[
     def noted(r: dict[str, Any], cut: float | None) -> bool:  # the service's weak-match rule
         sim = float(r["similarity"] or 0)
         return (weak is not None and sim < weak) or (cut is not None and (
-            r["coverage"] is not None and r["coverage"] < HEARD) and sim < cut)
+            r["coverage"] is not None and r["coverage"] < heard()) and sim < cut)
 
     notes = {str(cut): {"dev_queries_noted": sum(noted(r, cut) for r in real),
                         "off_topic_noted": sum(noted(r, cut) for r in rows if r["off"])}
@@ -171,7 +170,7 @@ def main() -> int:
     home = args.home or Path(tempfile.mkdtemp(prefix="plaud-bench-"))
     config = build_config({"PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock",
                            "PLAUD_MOCK_CORPUS": str(args.corpus)}, None)
-    service = SearchService(config, make_embedder(config))
+    service = Reader(config, make_embedder(config))
     started = time.perf_counter()
     report = Indexer(PlaudSource(MockClient(args.corpus)), service.embedder, home).run_cycle()
     index_seconds = time.perf_counter() - started

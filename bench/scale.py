@@ -161,12 +161,13 @@ def measure_open(home: Path) -> dict[str, Any]:
 
 
 def measure_queries(home: Path) -> dict[str, Any]:
+    from old_layout import Reader, make_embedder
+
     from plaud_index.config import build_config
     from plaud_index.search.rank import make_request
-    from plaud_index.service import SearchService, make_embedder
 
     config = build_config({"PLAUD_INDEX_HOME": str(home)}, None)
-    service = SearchService(config, make_embedder(config))
+    service = Reader(config, make_embedder(config))
     snap = service.snapshot()
     assert snap is not None
     cases = {"hybrid": {}, "keyword": {"mode": "keyword"}, "vector": {"mode": "vector"},

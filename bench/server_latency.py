@@ -179,7 +179,7 @@ def main() -> int:
 
 
 def _embedder(home: Path) -> Any:
-    from plaud_index.service import make_embedder
+    from old_layout import make_embedder
 
     return make_embedder(build_config({"PLAUD_INDEX_HOME": str(home)}, None))
 

@@ -21,6 +21,10 @@ TARGET_CHARS = 800
 OVERLAP_CHARS = 120
 MAX_TOKENS = 256
 MIN_NOTE_CHARS = 200  # smaller note sections are merged with the next one
+# How untimed note text is cut into units. 2: one unit a line (1 packed whole paragraphs
+# and split long ones on sentences, which merged the items of a long list). A recording
+# with such notes hashes with this, so an index of 1 re-chunks (and re-embeds) its notes.
+NOTES_RECIPE = 2
 
 TokenCounter = Callable[[str], int]
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
@@ -204,14 +208,18 @@ class Chunker:
         return groups
 
     def _note_units(self, section: NoteSection, heading: str, into: list[_Unit]) -> None:
-        title_line = f"{heading}\n" if heading else ""
-        for para in (p.strip() for p in section.text.split("\n\n")):
-            if not para:
+        """One unit a line: the heading path, then every line of the body. A note's lines
+        are its items (``search.notes.rebuild`` reads each line back as one), so a window
+        may neither join two of them nor cut one across a newline: a list longer than a
+        window comes back item by item, each with its owner."""
+        if heading:
+            into.append(_Unit(heading, None, None, ""))
+        for line in (raw.strip() for raw in section.text.splitlines()):
+            if not line:
                 continue
-            fits = len(para) <= self.target_chars
-            for piece in [para] if fits else _split_long(para, self.target_chars):
-                into.append(_Unit(title_line + piece, None, None, ""))
-                title_line = ""
+            pieces = [line] if len(line) <= self.target_chars else \
+                _split_long(line, self.target_chars)
+            into.extend(_Unit(piece, None, None, "") for piece in pieces)
 
     def _timed_units(self, section: NoteSection) -> list[_Unit]:
         """One line (or a few, when long) at the section's moment: its title, then text."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .models import Today
+from .results import Today
 
 
 @dataclass(frozen=True)

@@ -87,10 +87,60 @@ def write_json_atomic(path: Path, data: object) -> None:
 
 def open_private(path: Path) -> IO[bytes]:
     """``path`` opened for writing from the start, readable by this user only (0600, also
-    when it existed with a looser mode): every file of ours holds the user's data."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    when it existed with a looser mode): every file of ours holds the user's data. Never
+    through a link, never a FIFO or a folder (an ``OSError`` instead)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK |
+                 os.O_CLOEXEC, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # checked before anything is cut short
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    os.ftruncate(fd, 0)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "wb")
+
+
+def open_own_log(path: Path, rotate_at: int) -> tuple[IO[bytes], int]:
+    """A log of ours, opened to append (never truncating an earlier run's lines), 0600: a
+    regular file only, never through a link (a link to the user's notes would be written
+    into), never blocking (a FIFO). Past ``rotate_at`` bytes it moves to ``<name>.1`` (the
+    previous ``.1`` goes) and starts again. Returns the file and the offset this run's
+    lines start at; an ``OSError`` says why it cannot be used."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | \
+        os.O_CLOEXEC
+    for _ in range(2):
+        fd = os.open(path, flags, 0o600)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size < rotate_at:
+            break
+        os.close(fd)
+        os.replace(path, path.with_name(path.name + ".1"))  # the name, never a link's target
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab"), os.fstat(fd).st_size
+
+
+def log_problem(path: Path) -> str | None:
+    """Why ``open_own_log`` would refuse ``path`` (``None``: it can be used), without
+    writing anything."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        writable = os.access(path.parent, os.W_OK) if path.parent.exists() else True
+        return None if writable else f"{path.parent} cannot be written"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a link (we never write through one)"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is a folder" if stat.S_ISDIR(info.st_mode) else "it is not a regular file"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"it cannot be written ({exc.strerror})"
+    os.close(fd)
+    return None
 
 
 def open_lock_file(path: Path) -> int:

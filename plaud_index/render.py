@@ -10,20 +10,8 @@ import re
 from datetime import datetime, timezone
 
 from .clock import UserZone, format_clock
-from .models import (
-    Around,
-    AuthStatus,
-    Check,
-    IndexInfo,
-    MirrorReport,
-    MirrorStatus,
-    Moment,
-    RecordingInfo,
-    RecordingList,
-    SearchResult,
-    Status,
-    Today,
-)
+from .reports import AuthStatus, Check, MirrorReport, MirrorStatus, Status
+from .results import Around, IndexInfo, Moment, RecordingInfo, RecordingList, SearchResult, Today
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -267,7 +255,10 @@ def render_checks(checks: list[Check]) -> str:
         if check.fix and check.status in ("fail", "warn"):
             lines.append(f"       fix: {check.fix}")
     failed = sum(c.status == "fail" for c in checks)
-    lines.append("All checks passed." if not failed else f"{failed} check(s) failed.")
+    warned = sum(c.status == "warn" for c in checks)
+    lines.append(f"{failed} check(s) failed." if failed else
+                 f"No check failed; {warned} with a warning (above)." if warned else
+                 "All checks passed.")
     return printable("\n".join(lines))
 
 

@@ -5,8 +5,8 @@ Every line passes through ``render.printable`` like the rest of the answers.
 
 from __future__ import annotations
 
-from .models import NoteItem, NotesResult, TranscriptPage
 from .render import index_line, more_lines, partial_lines, printable, today_lines, when
+from .results import NoteItem, NotesResult, TranscriptPage
 
 _KINDS = {"highlight": "highlight", "mark": "your mark"}
 

@@ -182,8 +182,8 @@ def test_output_into_a_closed_pipe_ends_quietly(mock_env: dict[str, str]) -> Non
 
 
 def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> None:
+    from plaud_index.answers import Answers
     from plaud_index.config import build_config
-    from plaud_index.service import SearchService
     from plaud_index.sync.lock import IndexerLock
     from plaud_index.sync.state import SyncStateStore
 
@@ -192,7 +192,7 @@ def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> 
     lock = IndexerLock(config.lock_path)
     assert lock.try_acquire()
     try:
-        flags = service_status(SearchService(config)).health.flags
+        flags = service_status(Answers.of(config).index).health.flags
     finally:
         lock.release()
     assert "first sync running: fetching, 25 of 300 recordings done" in flags
@@ -243,14 +243,14 @@ def test_a_cli_search_is_quiet_about_the_model_and_a_partial_index_says_so_first
 
 def test_status_is_not_ok_while_signed_out_and_names_the_mock_corpus(
         tmp_path: Path) -> None:
+    from plaud_index.answers import Answers
     from plaud_index.config import build_config
-    from plaud_index.service import SearchService
 
     signed_out = service_status(
-        SearchService(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)))
+        Answers.of(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)).index)
     assert not signed_out.health.ok
     assert any("plaud-index-mcp login" in f for f in signed_out.health.flags)
     corpus = tmp_path / "mine.jsonl"
     mock = build_config({"PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_CLIENT": "mock",
                          "PLAUD_MOCK_CORPUS": str(corpus)}, None)
-    assert service_status(SearchService(mock)).auth.account == f"the mock corpus {corpus}"
+    assert service_status(Answers.of(mock).index).auth.account == f"the mock corpus {corpus}"

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from importlib.metadata import Distribution
 from pathlib import Path
@@ -14,7 +15,8 @@ import pytest
 import tomllib
 
 from plaud_index.errors import ConfigError
-from plaud_index.setup.client_config import config_path, install, merge_toml, snippet
+from plaud_index.setup.client_config import Change, EntryNotWritten, apply, plan, snippet
+from plaud_index.setup.clients import client, config_path, stdio_entry
 from plaud_index.setup.launch import (
     Launch,
     check_launch,
@@ -200,16 +202,31 @@ def test_config_install_refuses_to_write_a_command_that_does_not_start(
     assert not (tmp_path / ".cursor" / "mcp.json").exists()
 
 
+def entry(name: str, launch: Launch = UVX, env: dict[str, str] | None = None
+          ) -> dict[str, object]:
+    return stdio_entry(client(name), launch.command, launch.args, env)
+
+
+def install(name: str, launch: Launch, path: Path, clock: Callable[[], float] = time.time
+            ) -> tuple[Change, Path | None]:
+    change = plan(name, path, entry(name, launch))
+    return change, apply(change, clock)
+
+
 def test_snippets_for_every_client() -> None:
-    assert json.loads(snippet("claude-desktop", UVX)) == {
+    assert json.loads(snippet("claude-desktop", entry("claude-desktop"))) == {
         "mcpServers": {"plaud-index": {"command": "uvx", "args": ["plaud-index-mcp"]}}}
-    assert json.loads(snippet("vscode", UVX))["servers"]["plaud-index"]["type"] == "stdio"
-    assert tomllib.loads(snippet("codex", UVX))["mcp_servers"]["plaud-index"] == {
+    assert json.loads(snippet("vscode", entry("vscode")))["servers"]["plaud-index"][
+        "type"] == "stdio"
+    assert tomllib.loads(snippet("codex", entry("codex")))["mcp_servers"]["plaud-index"] == {
         "command": "uvx", "args": ["plaud-index-mcp"]}
-    assert snippet("claude-code", UVX) == \
+    assert snippet("claude-code", entry("claude-code")) == \
         "claude mcp add --scope user plaud-index -- uvx plaud-index-mcp"
-    assert snippet("claude-code", Launch("/Apps/My Tools/plaud-index-mcp")).endswith(
-        "-- '/Apps/My Tools/plaud-index-mcp'")
+    assert snippet("claude-code", entry("claude-code", Launch(
+        "/Apps/My Tools/plaud-index-mcp"))).endswith("-- '/Apps/My Tools/plaud-index-mcp'")
+    for name in ("gemini", "windsurf", "cursor"):
+        assert json.loads(snippet(name, entry(name)))["mcpServers"]["plaud-index"] == {
+            "command": "uvx", "args": ["plaud-index-mcp"]}
 
 
 def test_install_into_claude_desktop_keeps_other_servers_backs_up_and_is_idempotent(
@@ -217,19 +234,18 @@ def test_install_into_claude_desktop_keeps_other_servers_backs_up_and_is_idempot
     path = tmp_path / "claude_desktop_config.json"
     path.write_text(json.dumps(CLAUDE_DESKTOP, indent=2))
     os.chmod(path, 0o640)
-    first = install("claude-desktop", UVX, path, clock=lambda: 1_800_000_000)
+    first, backup = install("claude-desktop", UVX, path, clock=lambda: 1_800_000_000)
     data = json.loads(path.read_text())
     assert data["mcpServers"]["plaud-index"] == {"command": "uvx", "args": ["plaud-index-mcp"]}
     assert {k: v for k, v in data["mcpServers"].items() if k != "plaud-index"} == \
         CLAUDE_DESKTOP["mcpServers"]
     assert data["globalShortcut"] == "Ctrl+Space"
-    assert first.changed and first.backup is not None
-    assert json.loads(first.backup.read_text()) == CLAUDE_DESKTOP
+    assert first.action == "add" and backup is not None
+    assert json.loads(backup.read_text()) == CLAUDE_DESKTOP
     assert path.stat().st_mode & 0o777 == 0o640  # the user's permissions stay
-    again = install("claude-desktop", UVX, path)
-    assert not again.changed and again.backup is None
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [path.name, first.backup.name])
+    again, none = install("claude-desktop", UVX, path)
+    assert again.action == "unchanged" and none is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, backup.name])
 
 
 def test_install_replaces_our_own_old_entry_only(tmp_path: Path) -> None:
@@ -237,23 +253,26 @@ def test_install_replaces_our_own_old_entry_only(tmp_path: Path) -> None:
     old = {"mcpServers": {"plaud-index": {"command": "/old/venv/bin/plaud-index-mcp"},
                           "other": {"command": "x"}}}
     path.write_text(json.dumps(old))
-    install("cursor", UVX, path)
+    change, _ = install("cursor", UVX, path)
+    assert change.action == "update"
     servers = json.loads(path.read_text())["mcpServers"]
     assert servers == {"plaud-index": {"command": "uvx", "args": ["plaud-index-mcp"]},
                        "other": {"command": "x"}}
 
 
-def test_install_into_a_missing_file_creates_it(tmp_path: Path) -> None:
-    path = tmp_path / ".vscode" / "mcp.json"
-    done = install("vscode", UVX, path)
-    assert done.changed and done.backup is None
+def test_install_into_a_missing_file_creates_it_readable_by_the_user_only(
+        tmp_path: Path) -> None:
+    path = tmp_path / "Code" / "User" / "mcp.json"
+    change, backup = install("vscode", UVX, path)
+    assert change.action == "add" and backup is None
     assert json.loads(path.read_text())["servers"]["plaud-index"]["type"] == "stdio"
+    assert path.stat().st_mode & 0o777 == 0o600
 
 
 def test_install_into_codex_toml_keeps_every_other_line(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(CODEX)
-    done = install("codex", UVX, path)
+    _, backup = install("codex", UVX, path)
     text = path.read_text()
     parsed = tomllib.loads(text)
     assert parsed["mcp_servers"]["plaud-index"] == {"command": "uvx",
@@ -261,45 +280,46 @@ def test_install_into_codex_toml_keeps_every_other_line(tmp_path: Path) -> None:
     assert parsed["mcp_servers"]["github"]["env"] == {"GITHUB_TOKEN": "x"}
     assert parsed["profiles"]["fast"]["model"] == "gpt-5-mini"
     assert text.startswith(CODEX)  # appended: the user's file untouched above it
-    assert done.backup is not None and done.backup.read_text() == CODEX
-    assert not install("codex", UVX, path).changed
-    moved = install("codex", Launch("/venv/bin/plaud-index-mcp"), path)
-    assert moved.changed
+    assert backup is not None and backup.read_text() == CODEX
+    assert install("codex", UVX, path)[0].action == "unchanged"
+    moved, _ = install("codex", Launch("/venv/bin/plaud-index-mcp"), path)
+    assert moved.action == "update"
     again = tomllib.loads(path.read_text())
     assert again["mcp_servers"]["plaud-index"]["command"] == "/venv/bin/plaud-index-mcp"
     assert again["profiles"] == parsed["profiles"]
     assert path.read_text().count("[mcp_servers.plaud-index]") == 1
 
 
-def test_our_toml_table_in_the_middle_is_replaced_in_place() -> None:
-    text = '[mcp_servers.plaud-index]\ncommand = "old"\nargs = []\n\n[profiles.x]\nmodel = "m"\n'
-    merged = merge_toml(text, UVX)
-    assert tomllib.loads(merged) == {"mcp_servers": {"plaud-index": {
-        "command": "uvx", "args": ["plaud-index-mcp"]}}, "profiles": {"x": {"model": "m"}}}
-
-
-def test_a_broken_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+def test_a_broken_file_is_refused_left_alone_and_the_entry_given_to_paste(
+        tmp_path: Path) -> None:
     path = tmp_path / "claude_desktop_config.json"
     path.write_text('{"mcpServers": {')
-    with pytest.raises(ConfigError, match="is not valid JSON.*nothing was changed"):
+    with pytest.raises(EntryNotWritten, match="nothing was changed") as caught:
         install("claude-desktop", UVX, path)
+    assert json.loads(caught.value.snippet)["mcpServers"]["plaud-index"]["command"] == "uvx"
     assert path.read_text() == '{"mcpServers": {' and len(list(tmp_path.iterdir())) == 1
     toml = tmp_path / "config.toml"
     toml.write_text("model = \n")
-    with pytest.raises(ConfigError, match="is not valid TOML"):
+    with pytest.raises(EntryNotWritten, match="nothing was changed") as caught:
         install("codex", UVX, toml)
+    assert "[mcp_servers.plaud-index]" in caught.value.snippet
 
 
-def test_where_each_client_keeps_its_config(tmp_path: Path) -> None:
-    home, cwd = Path("/home/me"), Path("/work/proj")
-    assert config_path("claude-desktop", home, {}, cwd, platform="darwin") == \
+def test_where_each_client_keeps_its_config() -> None:
+    home = Path("/home/me")
+    assert config_path("claude-desktop", home, {}, platform="darwin") == \
         home / "Library/Application Support/Claude/claude_desktop_config.json"
-    assert config_path("claude-desktop", home, {}, cwd, platform="linux") == \
+    assert config_path("claude-desktop", home, {}, platform="linux") == \
         home / ".config/Claude/claude_desktop_config.json"
-    assert config_path("cursor", home, {}, cwd) == home / ".cursor/mcp.json"
-    assert config_path("vscode", home, {}, cwd) == cwd / ".vscode/mcp.json"
-    assert config_path("codex", home, {"CODEX_HOME": "/c"}, cwd) == Path("/c/config.toml")
-    assert config_path("claude-code", home, {}, cwd) == home / ".claude.json"
+    assert config_path("cursor", home, {}) == home / ".cursor/mcp.json"
+    assert config_path("vscode", home, {}, platform="darwin") == \
+        home / "Library/Application Support/Code/User/mcp.json"
+    assert config_path("vscode", home, {}, platform="linux") == \
+        home / ".config/Code/User/mcp.json"
+    assert config_path("codex", home, {"CODEX_HOME": "/c"}) == Path("/c/config.toml")
+    assert config_path("claude-code", home, {}) == home / ".claude.json"
+    assert config_path("gemini", home, {}) == home / ".gemini/settings.json"
+    assert config_path("windsurf", home, {}) == home / ".codeium/windsurf/mcp_config.json"
 
 
 def test_the_config_command_installs_for_cursor(tmp_path: Path) -> None:
@@ -310,6 +330,6 @@ def test_the_config_command_installs_for_cursor(tmp_path: Path) -> None:
                          env={**os.environ, "HOME": str(tmp_path)})
     assert run.returncode == 0, run.stderr
     assert "started and answered MCP initialize in" in run.stdout
-    assert "Added plaud-index to" in run.stdout and "the old file is saved as" in run.stdout
+    assert "cursor: adds our entry to" in run.stdout and "the old file is saved as" in run.stdout
     servers = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert servers["x"] == {"command": "y"} and servers["plaud-index"]["command"]

@@ -17,20 +17,20 @@ import pytest
 from fake_plaud import FakePlaud, Rule
 from helpers import SAMPLE_RECORDINGS
 
+from plaud_index.answers import Answers
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import PlaudAuthError, PlaudTransientError
 from plaud_index.index.store import open_snapshot
 from plaud_index.index.trust import VERIFIED
-from plaud_index.models import SyncReport
 from plaud_index.plaud import PlaudSource
 from plaud_index.plaud.api import PlaudClient
 from plaud_index.plaud.auth import TokenManager
 from plaud_index.plaud.settings import plaud_settings
 from plaud_index.plaud.tokens import default_store
 from plaud_index.plaud.transport import Transport
+from plaud_index.reports import SyncReport
 from plaud_index.search.rank import make_request
-from plaud_index.service import SearchService
 from plaud_index.sync.indexer import Indexer
 from plaud_index.sync.state import SyncStateStore
 
@@ -86,9 +86,9 @@ def test_cycles_follow_new_edited_and_deleted_recordings(
                   created_epoch=time.time() - 60)
     report = cycle(index_home)
     assert report.added == 1 and "Brand new recording" in titles(index_home)
-    service = SearchService(build_config({"PLAUD_INDEX_HOME": str(index_home),
+    service = Answers.of(build_config({"PLAUD_INDEX_HOME": str(index_home),
                                           "PLAUD_EMBEDDER": "mock"}, None))
-    hit = service.search(make_request("quarterly hiring plan")).results[0]
+    hit = service.search.search(make_request("quarterly hiring plan")).results[0]
     assert hit.title == "Brand new recording"
     fake.update_note(recent["id"], "## Summary\nThe standup moved to Tuesdays.")
     edited = cycle(index_home)

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_cli
 
+from plaud_index.answers import Answers
 from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError
 from plaud_index.search.rank import make_request
-from plaud_index.service import SearchService
 from plaud_index.setup.client_config import entry_env
 from plaud_index.setup.doctor import check_clients
 from plaud_index.setup.status import service_status
@@ -43,9 +43,9 @@ def test_an_answer_status_and_doctor_say_the_same_of_a_first_sync(
     lock = IndexerLock(half_synced.lock_path, role="first sync (server)")
     assert lock.try_acquire()
     try:
-        service = SearchService(half_synced, HashEmbedder())
-        answer = service.search(make_request("budget"))
-        status = service_status(service)
+        service = Answers.of(half_synced, HashEmbedder())
+        answer = service.search.search(make_request("budget"))
+        status = service_status(service.index)
         code, text = run_cli(capsys, "search", "budget")
         _, doctor = run_cli(capsys, "doctor")
         _, status_text = run_cli(capsys, "status")
@@ -63,8 +63,8 @@ def test_an_answer_status_and_doctor_say_the_same_of_a_first_sync(
 
 
 def test_counts_are_said_in_the_right_number(config: Config) -> None:
-    from plaud_index.models import IndexInfo
     from plaud_index.render import index_line
+    from plaud_index.results import IndexInfo
 
     assert index_line(IndexInfo(1, 3, "2026-12-06T03:00:00+00:00", None)) == \
         "index: 1 recording, last sync 2026-12-06T03:00:00+00:00"

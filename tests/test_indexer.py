@@ -371,9 +371,9 @@ def test_an_index_refilled_from_nothing_answers_as_partial_until_the_fill_finish
 
 def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
         tmp_path: Path) -> None:
+    from plaud_index.answers import Answers
     from plaud_index.config import build_config
     from plaud_index.render import render_status
-    from plaud_index.service import SearchService
 
     source = FakeSource(corpus(2))
     good = [{k: d.get(k) for k in ("id", "name", "created_at", "start_at", "duration")}
@@ -384,7 +384,7 @@ def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
     skipped = SyncStateStore(tmp_path).read().skipped
     assert set(skipped) == {"listing row 3", "listing row 4"}
     config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
-    text = render_status(service_status(SearchService(config, HashEmbedder())), config.zone)
+    text = render_status(service_status(Answers.of(config, HashEmbedder()).index), config.zone)
     text.encode("utf-8")  # no lone surrogate reaches the terminal
     assert "Skipped:      2 recording(s): listing row 3, listing row 4" in text
 

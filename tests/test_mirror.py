@@ -22,13 +22,13 @@ from plaud_index.clock import UTC
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.index.store import open_snapshot
 from plaud_index.mirror import Mirror
-from plaud_index.models import SyncReport
 from plaud_index.plaud import PlaudSource
 from plaud_index.plaud.api import PlaudClient
 from plaud_index.plaud.auth import TokenManager
 from plaud_index.plaud.settings import plaud_settings
 from plaud_index.plaud.tokens import default_store
 from plaud_index.plaud.transport import Transport
+from plaud_index.reports import SyncReport
 from plaud_index.sync.indexer import Indexer
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from helpers import build_snapshot, dev_meetings
 
-from plaud_index.models import Moment
+from plaud_index.index.records import ChunkRow
 from plaud_index.plaud.mock import to_detail
+from plaud_index.results import Moment
 from plaud_index.search import moments as moments_module
 from plaud_index.search.browse import people, person_key
 from plaud_index.search.moments import MOMENTS, filler_only, moment_room, quote_width
@@ -30,8 +31,72 @@ def test_a_moment_that_overlaps_one_taken_is_merged_into_it() -> None:
     assert moments_module._merged(moment(110_000, 210_000), chosen)  # bridges both
     assert [(m.start_ms, m.end_ms) for m in chosen] == [(50_000, 230_000)]
     assert not moments_module._merged(moment(300_000, 310_000), chosen)
-    assert moments_module._merged(moment(None, None, "same note"), [moment(None, None,
-                                                                           "same note")])
+
+
+class Rows:
+    """A snapshot's ``chunks`` for ``pick_moments``: rows read by index."""
+
+    def __init__(self, *chunks: ChunkRow) -> None:
+        self.chunks = chunks
+
+
+def notes_row(text: str) -> ChunkRow:
+    lines = text.split("\n")
+    return ChunkRow("c", "f", "notes", text, None, None, (), "Summary",
+                    (None,) * len(lines), ("",) * len(lines))
+
+
+def test_a_note_line_held_by_two_overlapping_chunks_is_one_moment() -> None:
+    """ES2013b: the same notes sentence came back as two moments of one recording, once
+    whole and once as the tail a window's overlap carried into the next chunk."""
+    line = ("The group thought solar energy was fancy but too expensive for the remote, "
+            "so the decision went to a regular battery with a kinetic backup.")
+    first = notes_row(f"Summary\nThe team met to discuss the conceptual design.\n{line}")
+    second = notes_row("solar energy was fancy but too expensive for the remote, so the "
+                       "decision went to a regular battery with a kinetic backup.\n"
+                       "They chose a rubber case.")
+    picked = moments_module.pick_moments(Rows(first, second), [0, 1], {"solar"}, None, 3)
+    assert len(picked) == 1 and "solar energy was fancy" in picked[0].snippet
+    other = notes_row("Summary\nThey chose a rubber case in the end, the solar idea gone.")
+    picked = moments_module.pick_moments(Rows(first, other), [0, 1], {"solar"}, None, 3)
+    assert len(picked) == 2  # two lines, two moments
+
+
+def transcript_row(lines: list[tuple[str, str]], start_ms: int = 647_000) -> ChunkRow:
+    text = "\n".join(f"{who}: {said}" for who, said in lines)
+    times = tuple(start_ms + 2000 * k for k in range(len(lines)))
+    return ChunkRow("c", "f", "transcript", text, times[0], times[-1] + 1500,
+                    tuple(dict.fromkeys(w for w, _ in lines)), "", times,
+                    tuple(w for w, _ in lines))
+
+
+def test_a_moment_of_filler_alone_is_passed_over_for_one_that_says_something() -> None:
+    """IS1004a 00:10:47: "Thanks. / Thanks. / Alright." was a moment."""
+    thanks = transcript_row([("Ann", "Thanks."), ("Bo", "Thanks."), ("Ann", "Alright.")])
+    said = transcript_row([("Bo", "The casing will be yellow rubber.")], start_ms=900_000)
+    picked = moments_module.pick_moments(Rows(thanks, said), [0, 1], set(), None, 3)
+    assert [m.snippet for m in picked] == ["The casing will be yellow rubber."]
+
+
+def test_a_quote_matched_by_meaning_opens_at_the_first_turn_that_says_something() -> None:
+    """It opened with "Mm-hmm." and went on in another speaker's words under the first
+    speaker's name."""
+    row = transcript_row([("Grad C", "Mm-hmm."), ("Grad A", "Yeah."),
+                          ("Professor E", "The recogniser needs more training data."),
+                          ("Grad C", "Right.")])
+    moment, _ = moments_module.moment_of(row, set())
+    assert moment.speaker == "Professor E" and moment.start_ms == 651_000
+    assert moment.snippet.startswith("The recogniser needs more training data.")
+
+
+@pytest.mark.parametrize(("text", "quote"), [
+    ("Ann: so the decision went to a battery.\nBo: Fine.", "…so the decision went"),
+    ("Ann: The decision went to a battery.\nBo: Fine.", "The decision went"),
+    ("decision went to a battery with a backup.\nThey chose rubber.", "…decision went"),
+])
+def test_a_quote_that_opens_inside_a_sentence_says_so(text: str, quote: str) -> None:
+    snippet, _ = make_snippet(text, {"decision"}, speakers=("Ann", "Bo"))
+    assert snippet.removeprefix("Ann: ").startswith(quote), snippet
 
 
 def test_a_quote_opens_with_the_matched_utterance_never_the_line_before() -> None:
@@ -49,7 +114,8 @@ def test_deep_in_a_long_utterance_the_quote_opens_near_the_match_on_a_word() -> 
 
 @pytest.mark.parametrize(("quote", "filler"), [
     ("Yeah. / Yeah. / So.", True), ("Grad C: Mm-hmm. / Professor E: Okay.", True),
-    ("Ja, genau. / Also.", True), ("Yeah, the budget is fine.", False), ("", False)])
+    ("Ja, genau. / Also.", True), ("Thanks. / Thanks. / Alright.", True),
+    ("Yeah, the budget is fine.", False), ("", False)])
 def test_filler_alone_is_told_from_a_quote_with_content(quote: str, filler: bool) -> None:
     assert filler_only(quote, ("Grad C", "Professor E")) is filler
 

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from plaud_index.answers import Answers
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import OnnxEmbedder
 from plaud_index.index.analyzer import query_terms
 from plaud_index.index.postings import bm25, build_postings
 from plaud_index.plaud.mock import load_corpus
 from plaud_index.search.rank import make_request
-from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle
 
 DATA = Path(__file__).parent / "data" / "multilingual.jsonl"
@@ -53,7 +53,7 @@ CASES = [  # query, recording, a word the snippet must show
 
 @pytest.fixture(scope="module")
 def service(real_embedder: OnnxEmbedder, tmp_path_factory: pytest.TempPathFactory
-            ) -> SearchService:
+            ) -> Answers:
     home = tmp_path_factory.mktemp("multilingual")
     corpus = home / "corpus.jsonl"
     records = [*load_corpus(), *(json.loads(line) for line in DATA.read_text().splitlines())]
@@ -62,14 +62,14 @@ def service(real_embedder: OnnxEmbedder, tmp_path_factory: pytest.TempPathFactor
                            "PLAUD_MOCK_CORPUS": str(corpus)}, None)
     report = run_locked_cycle(config, real_embedder)
     assert report.added == len(records)
-    return SearchService(config, real_embedder)
+    return Answers.of(config, real_embedder)
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 @pytest.mark.parametrize(("query", "file_id", "word"), CASES)
 def test_the_right_recording_comes_first_with_the_word_in_its_snippet(
-        service: SearchService, query: str, file_id: str, word: str, mode: str) -> None:
-    result = service.search(make_request(query, mode=mode, limit=5))
+        service: Answers, query: str, file_id: str, word: str, mode: str) -> None:
+    result = service.search.search(make_request(query, mode=mode, limit=5))
     assert result.results, f"nothing found for {query!r}"
     top = result.results[0]
     assert top.file_id == file_id, [h.title for h in result.results]
@@ -88,8 +88,8 @@ def _utterance_start(file_id: str, word: str) -> int:
     ("Kündigungsfrist", "ml-de-office", "Kündigungsfrist"), ("예산", "ml-ko-design", "예산"),
     ("proveedor", "ml-mixed-standup", "proveedor")])
 def test_the_moment_points_at_the_utterance_that_holds_the_match(
-        service: SearchService, query: str, file_id: str, word: str) -> None:
-    top = service.search(make_request(query, source="transcript")).results[0]
+        service: Answers, query: str, file_id: str, word: str) -> None:
+    top = service.search.search(make_request(query, source="transcript")).results[0]
     assert top.file_id == file_id
     assert top.moments[0].start_ms == _utterance_start(file_id, word)
 

@@ -57,9 +57,16 @@ def test_no_estimate_before_a_rate_is_known_and_none_while_listing() -> None:
 
 def test_a_stopped_sync_says_since_when_and_its_time_left_does_not_grow() -> None:
     assert RUNNING.describe_stopped(1700.0) == ("stopped 10 minutes ago at 10 of 70 "
-                                                "recordings (about 4 minutes of work left)")
+                                                "recordings done (about 4 minutes of work left)")
     assert RUNNING.describe_stopped(1100.0 + 86400 * 3).endswith(
-        "ago at 10 of 70 recordings (about 4 minutes of work left)")
+        "ago at 10 of 70 recordings done (about 4 minutes of work left)")
+
+
+def test_a_stopped_sync_says_how_many_recordings_answer_when_that_differs() -> None:
+    """status said "Recordings: 27" beside "stopped … at 25 of 73 recordings"."""
+    assert RUNNING.describe_stopped(1700.0, searchable=12).startswith(
+        "stopped 10 minutes ago at 10 of 70 recordings done, 12 searchable (")
+    assert ", searchable" not in RUNNING.describe_stopped(1700.0, searchable=10)
 
 
 def test_durations_read_as_a_person_says_them() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from helpers import mcp_session, tool_result, write_corpus
 
-from plaud_index.models import NoteItem
+from plaud_index.results import NoteItem
 from plaud_index.search.notes import Section, items_of, matches, paginate
 
 REPO = Path(__file__).resolve().parent.parent

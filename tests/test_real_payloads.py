@@ -160,14 +160,29 @@ def test_highlights_and_marks_chunk_as_lines_at_their_moments() -> None:
 
 
 def test_fields_added_later_leave_the_content_hash_of_older_recordings_alone() -> None:
-    plain = recording(NoteSection("Summary", "Summary", "We agreed."))
+    plain = recording(NoteSection("Highlights", "Launch", "The kiwi", at_ms=5000,
+                                  kind="highlight"))
     # the hash as every earlier release wrote it: an index of theirs is not re-chunked
     before = json.dumps(["Standup", plain.created_at.isoformat(), [],
-                         [{"note_title": "Summary", "heading": "Summary",
-                           "text": "We agreed."}]], sort_keys=True)
+                         [{"note_title": "Highlights", "heading": "Launch",
+                           "text": "The kiwi", "at_ms": 5000, "kind": "highlight"}]],
+                        sort_keys=True)
     assert content_hash(plain) == hashlib.sha256(before.encode()).hexdigest()
-    assert content_hash(recording(NoteSection("Summary", "Summary", "We agreed."),
+    assert content_hash(recording(NoteSection("Highlights", "Launch", "The kiwi",
+                                              at_ms=5000, kind="highlight"),
                                   folders=("Work",))) != content_hash(plain)
+
+
+def test_notes_chunked_by_an_older_recipe_hash_anew_so_they_are_chunked_again() -> None:
+    """Untimed notes were cut into paragraphs before (a long list's items merged): a
+    recording with them hashes differently now, so its notes are chunked again once."""
+    plain = recording(NoteSection("Summary", "Summary", "We agreed."))
+    old = json.dumps(["Standup", plain.created_at.isoformat(), [],
+                      [{"note_title": "Summary", "heading": "Summary",
+                        "text": "We agreed."}]], sort_keys=True)
+    assert content_hash(plain) != hashlib.sha256(old.encode()).hexdigest()
+    assert content_hash(plain) == content_hash(
+        recording(NoteSection("Summary", "Summary", "We agreed.")))
 
 
 def test_an_unattributed_line_of_a_txt_export_stays_as_speech_without_a_speaker() -> None:

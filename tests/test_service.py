@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import time
 
+from plaud_index.answers import Answers
 from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.search.rank import make_request, rank
-from plaud_index.service import SearchService
 from plaud_index.sync.cycles import run_locked_cycle
 from plaud_index.sync.state import SyncStateStore
 
@@ -23,7 +23,7 @@ class Picky(HashEmbedder):
 
 def test_an_answer_from_a_finished_sync_is_complete(config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
-    result = SearchService(config, HashEmbedder()).search(make_request("budget"))
+    result = Answers.of(config, HashEmbedder()).search.search(make_request("budget"))
     assert result.index.complete and result.index.progress is None
     assert result.results and result.note is None
 
@@ -34,20 +34,20 @@ def test_an_answer_during_the_first_sync_says_it_is_partial(config: Config) -> N
     state.update(last_success=None, progress={"done": 5, "total": 20, "fetched": 5,
                                               "fetch_s": 75.0, "updated": time.time() - 200,
                                               "started": time.time() - 300})
-    result = SearchService(config, HashEmbedder()).search(make_request("budget"))
+    result = Answers.of(config, HashEmbedder()).search.search(make_request("budget"))
     assert not result.index.complete
     # nobody is indexing: the sync stopped, and its estimate is what it was when it did
-    assert result.index.progress == ("stopped 3 minutes ago at 5 of 20 recordings (about 5 "
-                                     "minutes of work left)")
+    assert result.index.progress == ("stopped 3 minutes ago at 5 of 20 recordings done, 13 "
+                                     "searchable (about 5 minutes of work left)")
 
 
 def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
-    nothing = SearchService(config, HashEmbedder()).search(
+    nothing = Answers.of(config, HashEmbedder()).search.search(
         make_request("budget", speaker="nobody by that name"))
     assert nothing.results == () and nothing.note == \
         "No recording matches this query and its filters."
-    weak = SearchService(config, Picky()).search(make_request("budget"))
+    weak = Answers.of(config, Picky()).search.search(make_request("budget"))
     assert weak.results and weak.note is not None
     assert weak.note.startswith("No passage is a close match (best similarity 0.")
 
@@ -59,7 +59,7 @@ def test_a_failed_first_sync_is_not_restarted_by_every_question(config: Config) 
 
     from helpers import REPO
 
-    from plaud_index.sync.cycles import DetachedSync
+    from plaud_index.sync.detached import DetachedSync
 
     corpus = config.home.parent / "broken-corpus"
     corpus.mkdir(parents=True)  # a folder, not a file: the mock corpus cannot be read
@@ -73,19 +73,16 @@ def test_a_failed_first_sync_is_not_restarted_by_every_question(config: Config) 
 
     now = [time.time()]
     sync = DetachedSync("server", popen=popen, clock=lambda: now[0])
-    assert sync.start(config, HashEmbedder, FakeSourceNone())
-    assert started[0].args[-2:] == ["--first-sync-for", "server"]
+    assert sync.start(config)
+    assert started[0].args[-4:-2] == ["--role", "first sync (server)"]
     assert started[0].wait(120) != 0  # it failed: the corpus cannot be read
     assert SyncStateStore(config.home).read().last_error
     again = DetachedSync("server", popen=popen, clock=lambda: now[0])  # the next server
-    assert not again.start(config, HashEmbedder, FakeSourceNone())  # a minute has not passed
+    assert not again.start(config)  # a minute has not passed
+    assert not sync.start(config)  # nor for the server that started it
     now[0] += DetachedSync.RETRY_AFTER_S + 1
-    assert again.start(config, HashEmbedder, FakeSourceNone())  # now it may try again
+    assert again.start(config)  # now it may try again
     started[-1].wait(120)
-
-
-class FakeSourceNone:
-    """The source is the child's own to make: the parent's is never used."""
 
 
 class Unheard(HashEmbedder):
@@ -100,12 +97,12 @@ class Unheard(HashEmbedder):
 def test_a_query_whose_words_mostly_never_occur_gets_the_weak_match_note(
         config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
-    service = SearchService(config, Unheard())
-    heard = service.search(make_request("budget review"))
+    service = Answers.of(config, Unheard())
+    heard = service.search.search(make_request("budget review"))
     assert heard.results and heard.note is None  # its words are in the meetings
-    unheard = service.search(make_request("banana bread recipe with walnuts budget"))
+    unheard = service.search.search(make_request("banana bread recipe with walnuts budget"))
     assert unheard.note is not None and unheard.note.startswith("No passage is a close match")
-    ranking = rank(service.ready_snapshot(), make_request("banana bread walnuts budget"),
+    ranking = rank(service.readiness.ready()[0], make_request("banana bread walnuts budget"),
                    None)
     assert ranking.term_coverage == 0.25
 
@@ -115,10 +112,10 @@ def test_an_answer_from_a_snapshot_older_than_the_last_commit_is_never_called_co
     run_locked_cycle(config, HashEmbedder())
     store = SyncStateStore(config.home)
     store.update(last_success=None, progress={"done": 1, "total": 13, "fetched": 1})
-    service = SearchService(config, HashEmbedder())
+    service = Answers.of(config, HashEmbedder())
     before = store.read()  # what a tool call reads before it opens its snapshot
-    snap = service.snapshot()
+    snap = service.index.snapshot()
     store.update(last_success=time.time(), progress=None)  # the sync finishes meanwhile
-    info = service.freshness(snap, before)
+    info = service.readiness.freshness(snap, before)
     assert info.complete is False and info.progress is not None
-    assert service.freshness(snap).complete is True  # read afresh, it is
+    assert service.readiness.freshness(snap).complete is True  # read afresh, it is

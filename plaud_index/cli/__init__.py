@@ -21,10 +21,9 @@ from ..redact import RedactingFilter, redact
 from ..search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
 from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES
 from ..search.transcript import DEFAULT_WINDOW_S
-from ..setup.client_config import CLIENTS
+from ..setup.clients import CLIENTS
 from ..setup.commands import (
     cmd_auth_status,
-    cmd_config,
     cmd_doctor,
     cmd_install_agent,
     cmd_login,
@@ -32,6 +31,7 @@ from ..setup.commands import (
     cmd_uninstall_agent,
 )
 from ..sync.terminal import LineSafeHandler
+from .clients import cmd_config, cmd_install, cmd_uninstall
 from .read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
 from .sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
 
@@ -140,7 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("indexer", help="keep the index fresh (foreground daemon)")
     p.add_argument("--once", action="store_true", help="one cycle, then exit")
-    p.add_argument("--first-sync-for", choices=("server", "cli"), help=argparse.SUPPRESS)
+    # a sync a server or the CLI started in a process of its own (sync.detached): who it is
+    # in status, and the indexer lock its starter took for it
+    p.add_argument("--role", help=argparse.SUPPRESS)
+    p.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_indexer)
 
     p = add("login", help="sign in to Plaud in the browser (OAuth PKCE)")
@@ -164,8 +167,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("config", help="the MCP client config that starts this server")
     p.add_argument("client", choices=CLIENTS, help="the MCP client to set up")
     p.add_argument("--install", action="store_true",
-                   help="merge it into the client's config file (backed up first)")
+                   help="add it to the client's config file (only our entry changes; the "
+                   "old file is backed up first)")
     p.set_defaults(func=cmd_config)
+
+    p = add("install", help="add this server to every MCP client on this machine")
+    p.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+    p.add_argument("--client", action="append", choices=CLIENTS,
+                   help="only this client (repeatable; also one not found on the machine)")
+    agent = p.add_mutually_exclusive_group()
+    agent.add_argument("--agent", action="store_true", default=None,
+                       help="also install the indexer agent without asking")
+    agent.add_argument("--no-agent", dest="agent", action="store_false",
+                       help="do not install the indexer agent")
+    p.set_defaults(func=cmd_install)
+
+    p = add("uninstall", help="remove this server's entry from every MCP client")
+    p.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+    p.add_argument("--client", action="append", choices=CLIENTS, help="only this client")
+    p.set_defaults(func=cmd_uninstall)
 
     p = add("mirror", help="the Markdown mirror of your recordings (see README)")
     p.add_argument("--once", action="store_true",

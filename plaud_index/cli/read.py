@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
 
+from ..answers import Answers
 from ..config import Config
 from ..errors import IndexNotReadyError
 from ..render import render_list, render_recording, render_search
@@ -23,9 +24,8 @@ from ..search.browse import make_list_request
 from ..search.notes import make_notes_request
 from ..search.rank import make_request
 from ..search.transcript import parse_at, parse_window
-from ..service import SearchService
 from ..setup.commands import show
-from ..sync.cycles import DetachedSync
+from ..sync.detached import LOG, DetachedSync
 from ..sync.progress import SyncProgress
 from ..sync.terminal import reporter_for
 
@@ -53,7 +53,7 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
     request = make_request(args.query, date_from=args.date_from, date_to=args.date_to,
                            limit=args.limit, speaker=args.speaker, source=args.source,
                            mode=args.mode, source_kind=args.source_kind, folder=args.folder)
-    result = answer(config, lambda service: service.search(request))
+    result = answer(config, lambda answers: answers.search.search(request))
     show(args.json, asdict(result), lambda: render_search(result, terminal=True))
     return 0
 
@@ -61,7 +61,8 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
 def cmd_get(args: argparse.Namespace, config: Config) -> int:
     at_ms = parse_at(args.at) if args.at is not None else None
     window = parse_window(args.window)
-    info = answer(config, lambda service: service.get(args.file_id, args.query, at_ms, window))
+    info = answer(config, lambda answers: answers.search.get(args.file_id, args.query, at_ms,
+                                                              window))
     show(args.json, asdict(info), lambda: render_recording(info, terminal=True))
     return 0
 
@@ -71,25 +72,25 @@ def cmd_list(args: argparse.Namespace, config: Config) -> int:
                                 limit=args.limit, speaker=args.speaker, source=args.source,
                                 cursor=args.cursor, source_kind=args.source_kind,
                                 folder=args.folder)
-    listing = answer(config, lambda service: service.browse(request))
+    listing = answer(config, lambda answers: answers.browse.list(request))
     show(args.json, asdict(listing), lambda: render_list(listing, terminal=True))
     return 0
 
 
-def answer(config: Config, ask: Callable[[SearchService], T]) -> T:
+def answer(config: Config, ask: Callable[[Answers], T]) -> T:
     """``ask`` the index as the server would: an empty or partial index has its first sync
     started in the background (``DetachedSync``); an empty one is waited for, its progress
     shown, until the first commit (seconds), then answered from what is committed."""
     sync = DetachedSync(started_by="cli")
-    service = SearchService(config, first_sync=sync)
+    answers = Answers.of(config, sync=sync)
     try:
-        result = ask(service)
+        result = ask(answers)
     except IndexNotReadyError:
         if sync.process is None and not sync.running(config):
             raise
-        _wait_for_first_commit(service, sync)  # (at once when the child already ended)
+        _wait_for_first_commit(answers, sync)  # (at once when the child already ended)
         try:
-            result = ask(service)
+            result = ask(answers)
         except IndexNotReadyError:
             if why := sync.failure(config):  # e.g. a full disk: no state could record it
                 raise IndexNotReadyError(f"Plaud index not available: the first sync failed: "
@@ -98,19 +99,19 @@ def answer(config: Config, ask: Callable[[SearchService], T]) -> T:
     if sync.process is not None:
         print(f"The first sync goes on in the background (pid {sync.process.pid}): "
               f"`{CLI} status` shows how far it is; its log is "
-              f"{config.home / DetachedSync.LOG}", file=sys.stderr)
+              f"{config.home / LOG}", file=sys.stderr)
     return result
 
 
-def _wait_for_first_commit(service: SearchService, sync: DetachedSync) -> None:
+def _wait_for_first_commit(answers: Answers, sync: DetachedSync) -> None:
     """A Ctrl-C stops the waiting, not the sync (it runs in a session of its own)."""
     progress = reporter_for(sys.stderr)
     try:
-        while sync.running(service.config):
-            snapshot = service.snapshot()
+        while sync.running(answers.config):
+            snapshot = answers.index.snapshot()
             if snapshot is not None and snapshot.recordings:
                 break
-            if now := SyncProgress.from_state(service.state.read().progress):
+            if now := SyncProgress.from_state(answers.index.state.read().progress):
                 progress(now)
             time.sleep(0.5)  # a poll of the sync's own record, not a race with it
     finally:
@@ -118,7 +119,8 @@ def _wait_for_first_commit(service: SearchService, sync: DetachedSync) -> None:
 
 
 def cmd_transcript(args: argparse.Namespace, config: Config) -> int:
-    page = answer(config, lambda service: service.transcript(args.file_id, args.cursor))
+    page = answer(config, lambda answers: answers.reading.transcript(args.file_id,
+                                                                     args.cursor))
     show(args.json, asdict(page), lambda: render_transcript(page, terminal=True))
     return 0
 
@@ -127,6 +129,6 @@ def cmd_notes(args: argparse.Namespace, config: Config) -> int:
     request = make_notes_request(file_id=args.file_id, date_from=args.date_from,
                                  date_to=args.date_to, section=args.section,
                                  folder=args.folder, speaker=args.speaker, cursor=args.cursor)
-    result = answer(config, lambda service: service.notes(request))
+    result = answer(config, lambda answers: answers.reading.notes(request))
     show(args.json, asdict(result), lambda: render_notes(result, terminal=True))
     return 0

@@ -14,11 +14,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ..answers import Answers, make_embedder
 from ..config import Config, interval_banner
 from ..errors import ConfigError, IndexBusyError
 from ..render import mirror_line, render_mirror_report, render_search, render_status
 from ..search.rank import make_request
-from ..service import SearchService, make_embedder
 from ..setup.commands import show
 from ..setup.status import mirror_status, service_status
 from ..sync.cycles import run_locked_cycle, run_mirror_pass
@@ -36,7 +36,7 @@ DEMO_QUERIES = (
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    status = service_status(SearchService(config))
+    status = service_status(Answers.of(config).index)
     show(args.json, asdict(status), lambda: render_status(status, config.zone))
     return 0
 
@@ -70,10 +70,9 @@ def cmd_indexer(args: argparse.Namespace, config: Config) -> int:
     if not args.once:
         run_daemon(config, embedder, stop, progress=progress)
         return 0
-    role = f"first sync ({args.first_sync_for})" if args.first_sync_for else "indexer"
     try:
         report = run_locked_cycle(config, embedder, should_stop=stop.is_set, progress=progress,
-                                  role=role)
+                                  role=args.role or "indexer", lock_fd=args.lock_fd)
     except IndexBusyError as exc:
         log.info("%s", exc)
         return 0
@@ -109,13 +108,13 @@ def _demo(args: argparse.Namespace, demo: Config) -> int:
     home = demo.home
     print(f"Demo index in {home} (bundled sample corpus, real embedding model)")
     started = time.perf_counter()
-    service = SearchService(demo)
-    report = run_locked_cycle(demo, service.embedder)
+    answers = Answers.of(demo)
+    report = run_locked_cycle(demo, answers.index.embedder)
     print(f"Indexed {report.added} recordings into {report.chunks_embedded} chunks in "
-          f"{time.perf_counter() - started:.1f}s (model {service.embedder.model_id})")
+          f"{time.perf_counter() - started:.1f}s (model {answers.index.embedder.model_id})")
     for query in args.queries or DEMO_QUERIES:
         t0 = time.perf_counter()
-        result = service.search(make_request(query, limit=3))
+        result = answers.search.search(make_request(query, limit=3))
         print(f"\n=== {query}  ({(time.perf_counter() - t0) * 1000:.0f} ms)")
         print(render_search(result, terminal=True))
     return 0

@@ -22,7 +22,7 @@ from .settings import (
 from .source import PlaudSource, RecordingSource, make_source, token_store
 
 if TYPE_CHECKING:
-    from ..models import AuthStatus
+    from ..reports import AuthStatus
 
 __all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "LOGIN_TIMEOUT_S", "PlaudSettings",
            "PlaudSource", "RecordingSource", "auth_status", "make_source", "plaud_settings",

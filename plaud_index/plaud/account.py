@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import PlaudAuthError, PlaudIndexError, PlaudUnreachableError, TokenStoreError
 from ..fsio import read_state_file, write_json_atomic
-from ..models import AuthStatus
+from ..reports import AuthStatus
 from .api import PlaudClient
 from .auth import TokenManager, login
 from .settings import PlaudConfig

@@ -15,7 +15,7 @@ from datetime import date, datetime, timezone, tzinfo
 from ..clock import format_clock
 from ..index.records import IndexedRecording
 from ..index.snapshot import Snapshot
-from ..models import Moment
+from ..results import Moment
 from . import cursors
 from .rank import check_limit, in_folder, parse_filters
 
@@ -57,11 +57,8 @@ def decode_cursor(cursor: object) -> tuple[str, str] | None:
     if parts is None:
         return None
     instant, file_id = parts
-    try:
-        datetime.fromisoformat(instant)
-    except ValueError:
-        raise cursors.bad(cursor, "plaud_list", "start from the newest") from None
-    return instant, file_id
+    with cursors.checked(cursor, "plaud_list", "start from the newest"):
+        return cursors.instant(instant), file_id
 
 
 def _utc(record: IndexedRecording) -> datetime:

@@ -15,27 +15,20 @@ moment names (``snippets.make_snippet``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ..clock import format_clock
 from ..index.records import ChunkRow
 from ..index.snapshot import Snapshot
-from ..models import NOTE_TITLES, Moment
-from .snippets import SNIPPET_CHARS, make_snippet, speaker_lines
+from ..models import NOTE_TITLES
+from ..results import Moment
+from .snippets import SNIPPET_CHARS, filler_only, make_snippet, speaker_lines
 
 MOMENTS = 3  # for the best recording
 LOOK_FURTHER = 4  # rows read per moment of room at most, when some merge or are filler
 SHORT_QUOTE = 160  # characters of a quote of any recording but the best
 THREE, TWO = 0.75, 0.6  # shares of the best score that earn a recording 3 or 2 moments
-# Words that carry no content on their own, in the languages meetings are most held in.
-FILLER = frozenset(" ".join((
-    "yeah yes yep yup no nope so okay ok um umm uh uhm hmm mm mmm mm-hmm uh-huh right well",
-    "oh ah alright sure and but the a i mean like you know huh er erm hm",
-    "ja jaja genau also äh ähm naja oui ouais euh bon bah ben sí vale pues eh este",
-    "嗯 对 對 好 是 啊 哦 うん はい ええ そう 네 응")).split())
-_WORDS = re.compile(r"[^\W\d_][\w'-]*")
 # a notes passage under one of these titles with a time is that kind of moment
 TIMED_NOTES = {title: kind for kind, title in NOTE_TITLES.items()}
 
@@ -61,14 +54,6 @@ def moment_source(source: str, heading: str, start_ms: int | None) -> str:
     return source
 
 
-def filler_only(quote: str, speakers: Sequence[str] = ()) -> bool:
-    """Is there nothing but filler in ``quote`` (speaker labels aside)?"""
-    for name in speakers:
-        quote = quote.replace(f"{name}: ", " ")
-    words = _WORDS.findall(quote.casefold())
-    return bool(words) and all(w in FILLER for w in words)
-
-
 def _span(moment: Moment) -> tuple[int, int] | None:
     if moment.start_ms is None:
         return None
@@ -80,11 +65,12 @@ def _meet(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
 
 
 def _merged(moment: Moment, chosen: list[Moment]) -> bool:
-    """Fold ``moment`` into a chosen moment it repeats or overlaps (that one's stretch
-    grows to its end, its quote stays); ``False`` when it stands alone."""
+    """Fold ``moment`` into a chosen moment it overlaps (that one's stretch grows to its
+    end, its quote stays); ``False`` when it stands alone. (Untimed notes are told apart
+    by the line they quote, in ``pick_moments``.)"""
     span = _span(moment)
-    if span is None:  # notes: the same passage again
-        return any(m.start_ms is None and m.snippet == moment.snippet for m in chosen)
+    if span is None:
+        return False
     into = next((i for i, kept in enumerate(chosen) if _meet(span, _span(kept))), None)
     if into is None:
         return False
@@ -108,16 +94,22 @@ def _fold(kept: Moment, span: tuple[int, int]) -> Moment:
 def pick_moments(snapshot: Snapshot, rows: Sequence[int], terms: set[str],
                  speaker: str | None, room: int, width: int = SNIPPET_CHARS
                  ) -> tuple[Moment, ...]:
-    """Up to ``room`` moments from ``rows`` (best first): none overlapping another, none
-    of filler alone; the best row's moment when every one is passed over."""
+    """Up to ``room`` moments from ``rows`` (best first): none overlapping another, no note
+    line quoted twice (overlapping note chunks hold the same lines), none of filler alone;
+    the best row's moment when every one is passed over."""
     chosen: list[Moment] = []
+    quoted: set[str] = set()  # the note lines chosen moments open at
     first: Moment | None = None
     for row in rows[:room * LOOK_FURTHER]:  # bounded: each row read is a chunk parsed
         chunk = snapshot.chunks[row]  # read (parsed) once per row
-        moment = moment_of(chunk, terms, speaker, width)
+        moment, line = moment_of(chunk, terms, speaker, width)
         first = first or moment
         if filler_only(moment.snippet, chunk.line_speakers) or _merged(moment, chosen):
             continue
+        if moment.start_ms is None:  # a window's overlap may hold only a line's tail
+            if any(q.endswith(line) or line.endswith(q) for q in quoted):
+                continue
+            quoted.add(line)
         chosen.append(moment)
         if len(chosen) >= room:
             break
@@ -134,11 +126,12 @@ def _heading_above(text: str, group: str, offset: int) -> str:
 
 
 def moment_of(chunk: ChunkRow, terms: set[str], speaker: str | None = None,
-              width: int = SNIPPET_CHARS) -> Moment:
-    """The moment of one chunk: its matched utterance's time and speaker, and a quote that
-    opens with that utterance."""
+              width: int = SNIPPET_CHARS) -> tuple[Moment, str]:
+    """The moment of one chunk (its matched utterance's time and speaker, and a quote that
+    opens with that utterance) and the line of the chunk it matched."""
     focus = speaker_lines(chunk.text, chunk.line_speakers, speaker) if speaker else None
-    snippet, match = make_snippet(chunk.text, terms, width, focus=focus)
+    snippet, match = make_snippet(chunk.text, terms, width, focus=focus,
+                                  speakers=chunk.line_speakers)
     line = chunk.text.count("\n", 0, match)
     start_ms = chunk.start_ms
     who = ", ".join(chunk.speakers)
@@ -151,6 +144,7 @@ def moment_of(chunk: ChunkRow, terms: set[str], speaker: str | None = None,
         heading = _heading_above(chunk.text, chunk.heading, match)
         if heading and not snippet.startswith(heading):
             snippet = f"{heading} / {snippet}"
-    return Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
-                  speaker=who, source=moment_source(chunk.source, chunk.heading, start_ms),
-                  snippet=snippet)
+    moment = Moment(start=format_clock(start_ms), start_ms=start_ms, end_ms=chunk.end_ms,
+                    speaker=who, source=moment_source(chunk.source, chunk.heading, start_ms),
+                    snippet=snippet)
+    return moment, " ".join(chunk.text.split("\n")[line].split())

@@ -20,12 +20,13 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, timezone
 
 from ..clock import UTC, UserZone, format_clock
 from ..errors import InvalidQueryError
 from ..index.records import ChunkRow, IndexedRecording
-from ..models import NOTE_TITLES, NoteItem
+from ..models import NOTE_TITLES
+from ..results import NoteItem
 from . import cursors
 from .rank import echo, parse_filters
 
@@ -278,8 +279,5 @@ def decode_position(cursor: object) -> tuple[str, str, int] | None:
     if parts is None:
         return None
     offset, instant, file_id = parts
-    try:
-        datetime.fromisoformat(instant)
-        return instant, file_id, int(offset)
-    except ValueError:
-        raise cursors.bad(cursor, "plaud_notes", "start from the newest") from None
+    with cursors.checked(cursor, "plaud_notes", "start from the newest"):
+        return cursors.instant(instant), file_id, cursors.count(offset)

@@ -25,7 +25,7 @@ from ..errors import InvalidQueryError
 from ..index.analyzer import has_searchable_text, query_terms
 from ..index.postings import bm25, present_terms
 from ..index.snapshot import SOURCE_CODES, Snapshot
-from ..models import Hit, Moment
+from ..results import Hit, Moment
 from .moments import moment_room, pick_moments, quote_width
 from .topk import masked, rescale_top, top_k
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from ..clock import UserZone, format_clock, stamps
 from ..errors import UnknownRecordingError
 from ..index.snapshot import Snapshot
-from ..models import IndexInfo, NoteItem, NotesResult, RecordingNotes, Today, TranscriptPage
+from ..results import IndexInfo, NoteItem, NotesResult, RecordingNotes, Today, TranscriptPage
 from .browse import ListRequest, matching_recordings
 from .notes import NotesRequest, encode_position, items_of, paginate, rebuild
 from .rank import echo

@@ -1,16 +1,60 @@
 """Snippets: the short quote a result shows, built around the densest run of query terms.
 
-A snippet opens at the start of the utterance (or note paragraph) holding most
-of the match, so a moment's label and its quote name the same speaker (deep inside
-a long utterance it opens a little before the match, marked "…"); lines are
-joined with " / " so turns and note headings stay apart. Pure.
+A snippet opens at the start of the utterance (or note line) holding most of the
+match, so a moment's label and its quote name the same speaker. A quote that opens
+inside a sentence says so with "…": deep inside a long utterance (it opens a little
+before the match), or on a line that is itself the tail of a longer one (a window's
+overlap, a cased script's lower-case first word). Lines are joined with " / " so turns
+and note headings stay apart. Filler ("Mm-hmm.", "Thanks.") says nothing on its own: a
+quote matched by meaning alone opens at the first turn that says something. Pure.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from ..index.analyzer import term_spans
 
 SNIPPET_CHARS = 240
+# Words that carry no content on their own, in the languages meetings are most held in.
+FILLER = frozenset(" ".join((
+    "yeah yes yep yup no nope so okay ok um umm uh uhm hmm mm mmm mm-hmm uh-huh right well",
+    "oh ah alright sure and but the a i mean like you know huh er erm hm see",
+    "thanks thank cheers bye hi hello hey great cool good fine nice perfect exactly true",
+    "ja jaja genau also äh ähm naja danke gut oui ouais euh bon bah ben merci d'accord",
+    "sí vale pues eh este gracias bueno grazie certo obrigado",
+    "嗯 对 對 好 是 啊 哦 うん はい ええ そう 네 응")).split())
+_WORDS = re.compile(r"[^\W\d_][\w'-]*")
+
+
+def filler_only(quote: str, speakers: Sequence[str] = ()) -> bool:
+    """Is there nothing but filler in ``quote`` (speaker labels aside)?"""
+    for name in speakers:
+        quote = quote.replace(f"{name}: ", " ")
+    words = _WORDS.findall(quote.casefold())
+    return bool(words) and all(w in FILLER for w in words)
+
+
+def first_said(text: str, speakers: Sequence[str]) -> int:
+    """Where the first line that is not filler only begins (0 when every line is)."""
+    offset = 0
+    for line in text.split("\n"):
+        if not filler_only(line, speakers):
+            return offset
+        offset += len(line) + 1
+    return 0
+
+
+def _opens_mid_sentence(line: str, speakers: Sequence[str]) -> bool:
+    """A line whose words start in lower case: the tail of a sentence (the start of an
+    utterance or a note line is capitalised in cased scripts; uncased ones cannot say)."""
+    for name in speakers:
+        if name and line.startswith(f"{name}: "):
+            line = line[len(name) + 2:]
+            break
+    first = re.match(r"[^\w]*(\w)", line)
+    return first is not None and first.group(1).islower()
 
 
 def speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tuple[int, int]]:
@@ -24,12 +68,14 @@ def speaker_lines(text: str, speakers: tuple[str, ...], wanted: str) -> list[tup
 
 
 def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
-                 focus: list[tuple[int, int]] | None = None) -> tuple[str, int]:
+                 focus: list[tuple[int, int]] | None = None,
+                 speakers: Sequence[str] = ()) -> tuple[str, int]:
     """A ~``width``-character excerpt centred on the densest run of query terms, starting
-    at the beginning of the line (utterance, note paragraph) holding most of the run when
-    that line start is near enough, so the quote opens with the speaker the moment names.
+    at the beginning of the line (utterance, note line) holding most of the run when that
+    line start is near enough, so the quote opens with the speaker the moment names.
 
-    ``focus`` limits the match to some character ranges (a speaker's lines).
+    ``focus`` limits the match to some character ranges (a speaker's lines); ``speakers``
+    are the labels the lines may open with.
     Returns the snippet (whitespace collapsed, lines joined by " / ": turns and note
     headings stay apart) and the offset in ``text`` of the match it is built around (the
     first term in the line holding most of the run; that line is the moment's utterance)."""
@@ -45,8 +91,9 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         first, last = _densest_line(text, run), run[-1]
     elif focus:
         first = last = focus[0][0]  # the speaker's first line
-    else:  # nothing to centre on (a match by meaning only): the passage from its start,
-        first = last = 0  # so the moment is its first line, the one the quote opens with
+    else:  # nothing to centre on (a match by meaning only): the passage from its first
+        # turn that says something, so the moment is that line, the one the quote opens with
+        first = last = first_said(text, speakers)
     # The quote opens where the matched utterance does, so it is in the words of the
     # speaker the moment names (never the tail of someone else's line, never inside a
     # label), or, deep inside a long utterance, a little before the match.
@@ -61,8 +108,13 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         space = text.rfind(" ", max(start, min(last, end - 1)), end)
         end = space if space > start else end
     body = _collapse(text[start:end])
-    return ("…" if start > line_start else "") + body + ("…" if end < len(text) else ""), \
-        first
+    line_end = text.find("\n", line_start)
+    inside = start > line_start or _opens_mid_sentence(
+        text[line_start:line_end if line_end >= 0 else len(text)], speakers)
+    if inside and not body.startswith("…"):  # after the speaker's label, if it opens so
+        label = next((f"{n}: " for n in speakers if n and body.startswith(f"{n}: ")), "")
+        body = f"{label}…{body[len(label):]}"
+    return body + ("…" if end < len(text) else ""), first
 
 
 def _densest_line(text: str, run: list[int]) -> int:

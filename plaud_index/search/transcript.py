@@ -17,7 +17,7 @@ from ..clock import format_clock
 from ..errors import InvalidQueryError, UnknownRecordingError
 from ..index.records import ChunkRow
 from ..index.snapshot import Snapshot
-from ..models import Around, Spoken
+from ..results import Around, Spoken
 from . import cursors
 from .rank import echo
 
@@ -170,6 +170,7 @@ def decode_offset(cursor: object, file_id: str) -> int:
     if parts is None:
         return 0
     offset, of = parts
-    if of != file_id or not offset.isdigit():
-        raise cursors.bad(cursor, "plaud_transcript", restart)
-    return int(offset)
+    with cursors.checked(cursor, "plaud_transcript", restart):
+        if of != file_id:
+            raise ValueError(of)
+        return cursors.count(offset)

@@ -26,12 +26,13 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema  # the SDK's schema layer (a dependency of mcp)
 
 from .. import __version__
+from ..answers import Answers
 from ..config import Config
 from ..errors import IndexNotReadyError, PlaudIndexError
-from ..models import NotesResult, RecordingInfo, RecordingList, SearchResult, TranscriptPage
 from ..redact import redact
 from ..render import render_list, render_recording, render_search
 from ..render_reading import render_notes, render_transcript
+from ..results import NotesResult, RecordingInfo, RecordingList, SearchResult, TranscriptPage
 from ..search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
 from ..search.notes import make_notes_request
 from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, SOURCE_KINDS, SOURCES, make_request
@@ -41,8 +42,7 @@ from ..search.transcript import (
     parse_at,
     parse_window,
 )
-from ..service import SearchService
-from ..sync.cycles import DetachedSync
+from ..sync.detached import DetachedSync
 from . import lifeline, stdio
 from .descriptions import (
     GET_DESCRIPTION,
@@ -97,7 +97,7 @@ def _or_pending(fn: Any, pending: Any, *args: Any) -> Any:
         raise ToolError(redact(str(exc))) from exc
 
 
-def build_server(service: SearchService) -> MCPServer[Any]:
+def build_server(answers: Answers) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("plaud-index-mcp", version=__version__,
                                        instructions=INSTRUCTIONS)
 
@@ -124,8 +124,9 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         request = _call(make_request, query, date_from=date_from, date_to=date_to,
                         limit=limit, speaker=speaker, source=source, source_kind=source_kind,
                         folder=folder)
-        result = _or_pending(service.search, lambda why: SearchResult(
-            request.query, (), service.pending(), note=why, today=service.today()), request)
+        result = _or_pending(answers.search.search, lambda why: SearchResult(
+            request.query, (), answers.readiness.pending(), note=why,
+            today=answers.index.today()), request)
         return CallToolResult(content=[TextContent(type="text", text=render_search(result))],
                               structured_content=asdict(result))
 
@@ -152,7 +153,7 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         moment = None if at is None and at_ms is None else _call(parse_at, at, at_ms)
         if moment is None and window is not None:
             raise ToolError("window needs at (or at_ms): the moment to read around")
-        result = _call(service.get, file_id, query, moment, _call(parse_window, window))
+        result = _call(answers.search.get, file_id, query, moment, _call(parse_window, window))
         return CallToolResult(content=[TextContent(type="text", text=render_recording(result))],
                               structured_content=asdict(result))
 
@@ -180,8 +181,9 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         request = _call(make_list_request, date_from=date_from, date_to=date_to, limit=limit,
                         speaker=speaker, source=source, cursor=cursor, source_kind=source_kind,
                         folder=folder)
-        result = _or_pending(service.browse, lambda why: RecordingList(
-            (), 0, None, service.pending(), today=service.today(), note=why), request)
+        result = _or_pending(answers.browse.list, lambda why: RecordingList(
+            (), 0, None, answers.readiness.pending(), today=answers.index.today(), note=why),
+            request)
         return CallToolResult(content=[TextContent(type="text", text=render_list(result))],
                               structured_content=asdict(result))
 
@@ -194,7 +196,7 @@ def build_server(service: SearchService) -> MCPServer[Any]:
                                                         "page.")] = None,
     ) -> Annotated[CallToolResult, TranscriptPage]:
         _check_file_id(file_id)
-        page = _call(service.transcript, file_id, cursor)
+        page = _call(answers.reading.transcript, file_id, cursor)
         return CallToolResult(content=[TextContent(type="text", text=render_transcript(page))],
                               structured_content=asdict(page))
 
@@ -221,9 +223,9 @@ def build_server(service: SearchService) -> MCPServer[Any]:
         request = _call(make_notes_request, file_id=file_id, date_from=date_from,
                         date_to=date_to, section=section, folder=folder, speaker=speaker,
                         cursor=cursor)
-        result = _or_pending(service.notes, lambda why: NotesResult(
-            (), request.section, 0, None, service.pending(), today=service.today(), note=why),
-            request)
+        result = _or_pending(answers.reading.notes, lambda why: NotesResult(
+            (), request.section, 0, None, answers.readiness.pending(),
+            today=answers.index.today(), note=why), request)
         return CallToolResult(content=[TextContent(type="text", text=render_notes(result))],
                               structured_content=asdict(result))
 
@@ -238,11 +240,11 @@ def _check_file_id(file_id: object) -> None:
                         f"are at most {MAX_FILE_ID_CHARS}")
 
 
-def _load_model_in_background(service: SearchService) -> None:
+def _load_model_in_background(answers: Answers) -> None:
     def load() -> None:
         try:
             started = time.perf_counter()
-            model = service.embedder
+            model = answers.index.embedder
             log.info("Embedding model %s ready in %.2fs", model.model_id,
                      time.perf_counter() - started)
         except PlaudIndexError as exc:  # searches will report it; keyword search still works
@@ -255,13 +257,13 @@ def _load_model_in_background(service: SearchService) -> None:
 def serve(config: Config) -> int:
     # The first sync runs in a process of its own that outlives this session: a client may
     # start a server per call (and end each session within a second or two)
-    service = SearchService(config, first_sync=DetachedSync(started_by="server"))
-    _load_model_in_background(service)
+    answers = Answers.of(config, sync=DetachedSync(started_by="server"))
+    _load_model_in_background(answers)
     lifeline.watch()
     signal.signal(signal.SIGTERM, lambda *_: _exit("SIGTERM"))
     log.info("plaud-index-mcp %s serving MCP on stdio (index %s)", __version__,
              config.index_dir)
-    stdio.run(build_server(service))
+    stdio.run(build_server(answers))
     _exit("stdin closed")
     return 0  # not reached
 

@@ -1,117 +1,145 @@
-"""``config <client>``: the MCP client snippet that starts this server, printed or merged in.
+"""Our entry in an MCP client's config file: planned, shown, written and removed, and
+nothing else in the file touched.
 
-The command is ``launch.this_launch()``: how this same installation was started.
-Merging touches only the ``plaud-index`` entry: other servers and settings stay as
-they are, the file is backed up first, and running it twice changes nothing the
-second time.
+A plan reads the file (through ``user_files``: links written through, FIFOs and
+read-only files refused), merges our new entry over the one it may hold (the user's own
+keys, ``env`` variables and options kept: ``clients.merged_entry``) and edits the text
+in place (``jsonc`` or ``toml_edit``: one member or table replaced or added, every other
+byte as it was, checked by reading the result back). What cannot be done that way is
+refused with the entry to paste by hand (``EntryNotWritten.snippet``). Running it twice
+changes nothing the second time.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
-import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..fsio import atomic_file, fsync_dir
-from .launch import Launch, shell_word
+from . import jsonc, toml_edit
+from .clients import SERVER, Client, client, merged_entry
+from .launch import shell_word
+from .user_files import UserFile, read_user_file, write_user_file
 
-SERVER = "plaud-index"
-CLIENTS = ("claude-desktop", "cursor", "vscode", "codex", "claude-code")
-SCRIPT = "plaud-index-mcp"
+
+class EntryNotWritten(ConfigError):
+    """Our entry cannot be written into the file as it is; ``snippet`` is what to paste."""
+
+    def __init__(self, message: str, snippet: str) -> None:
+        super().__init__(message)
+        self.snippet = snippet
 
 
 @dataclass(frozen=True)
-class Installed:
-    path: Path
-    backup: Path | None  # None: the file did not exist, or nothing changed
-    changed: bool
+class Change:
+    client: str
+    path: Path  # the file the client reads
+    action: str  # "add" | "update" | "unchanged" | "remove" | "absent"
+    entry: dict[str, Any] | None  # our entry as it will be (None: removed)
+    file: UserFile  # the file as it was read
+    text: str  # its new text
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.file.text
 
 
-def config_path(client: str, home: Path, env: Mapping[str, str], cwd: Path,
-                platform: str = sys.platform) -> Path:
-    if client == "claude-desktop":
-        if platform == "darwin":
-            return home / "Library" / "Application Support" / "Claude" / \
-                "claude_desktop_config.json"
-        if platform == "win32":
-            return Path(env.get("APPDATA", home)) / "Claude" / "claude_desktop_config.json"
-        return home / ".config" / "Claude" / "claude_desktop_config.json"
-    if client == "cursor":
-        return home / ".cursor" / "mcp.json"
-    if client == "vscode":
-        return cwd / ".vscode" / "mcp.json"  # the workspace's servers
-    if client == "codex":
-        return Path(env.get("CODEX_HOME") or home / ".codex") / "config.toml"
-    if client == "claude-code":
-        return home / ".claude.json"
-    raise ConfigError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")
+def snippet(name: str, entry: dict[str, Any]) -> str:
+    """What to paste (for Claude Code, what to run) to add ``entry`` by hand."""
+    spec = client(name)
+    if spec.fmt == "toml":
+        return toml_edit.render_table((*spec.container, SERVER), entry)
+    if name == "claude-code" and "command" in entry:
+        argv = " ".join(shell_word(a) for a in (entry["command"], *entry.get("args", ())))
+        settings = "".join(f" -e {shell_word(f'{k}={v}')}"
+                           for k, v in entry.get("env", {}).items())
+        return f"claude mcp add --scope user{settings} {SERVER} -- {argv}"
+    nested: Any = {SERVER: entry}
+    for key in reversed(spec.container):
+        nested = {key: nested}
+    return json.dumps(nested, indent=2, ensure_ascii=False)
 
 
-def entry(client: str, launch: Launch, env: Mapping[str, str] | None = None
-          ) -> dict[str, Any]:
-    """Our server's entry: the command, and the user's settings in its ``env`` (a client
-    starts the server with little of the user's shell: without them it would be another
-    installation, with no folders, no mirror, another time zone)."""
-    value: dict[str, Any] = {"command": launch.command, "args": list(launch.args)}
-    if env:
-        value["env"] = dict(env)
-    if client in ("vscode", "claude-code"):
-        value = {"type": "stdio", **value}
+def _python(value: Any) -> Any:
+    """A JSONC value as json.loads would give it (numbers were kept as their text)."""
+    if isinstance(value, jsonc.Number):
+        return json.loads(value)
+    if isinstance(value, dict):
+        return {k: _python(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_python(v) for v in value]
     return value
 
 
-def snippet(client: str, launch: Launch, env: Mapping[str, str] | None = None) -> str:
-    """What to paste (or, for Claude Code, what to run)."""
-    if client == "codex":
-        return toml_table(launch, env)
-    if client == "claude-code":
-        argv = " ".join(shell_word(a) for a in (launch.command, *launch.args))
-        settings = "".join(f" -e {shell_word(f'{k}={v}')}" for k, v in (env or {}).items())
-        return f"claude mcp add --scope user{settings} {SERVER} -- {argv}"
-    key = "servers" if client == "vscode" else "mcpServers"
-    return json.dumps({key: {SERVER: entry(client, launch, env)}}, indent=2)
+def current_entry(spec: Client, text: str) -> Any:
+    """Our entry as the file holds it now (``None``: it has none)."""
+    if spec.fmt == "toml":
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10: the user's extra keys cannot be read
+            return None
+        holder: Any = tomllib.loads(text)
+        for key in (*spec.container, SERVER):
+            holder = holder.get(key) if isinstance(holder, dict) else None
+        return holder
+    root = jsonc.parse(text, comments=spec.fmt == "jsonc")
+    return _python(jsonc.plain(jsonc.member(root, (*spec.container, SERVER))))
 
 
-def merge_json(existing: dict[str, Any], client: str, launch: Launch,
-               env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``existing`` with our entry set; every other key and server kept. Pure."""
-    key = "servers" if client == "vscode" else "mcpServers"
-    servers = existing.get(key, {})
-    if not isinstance(servers, dict):
-        raise ConfigError(f'"{key}" in the client config is not an object; fix it first')
-    return {**existing, key: {**servers, SERVER: entry(client, launch, env)}}
+def _edit(spec: Client, text: str, entry: dict[str, Any] | None) -> str:
+    if spec.fmt == "toml":
+        path = (*spec.container, SERVER)
+        return toml_edit.set_table(text, path, entry) if entry is not None else \
+            toml_edit.remove_table(text, path)
+    comments = spec.fmt == "jsonc"
+    if entry is None:
+        return jsonc.remove_member(text, spec.container, SERVER, comments)
+    return jsonc.set_member(text, spec.container, SERVER, entry, comments)
 
 
-def toml_table(launch: Launch, env: Mapping[str, str] | None = None) -> str:
-    args = ", ".join(json.dumps(a) for a in launch.args)
-    table = f'[mcp_servers.{SERVER}]\ncommand = {json.dumps(launch.command)}\nargs = [{args}]\n'
-    if env:  # an inline table: the rest of the file is left byte for byte
-        table += "env = { " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}"
-                                        for k, v in env.items()) + " }\n"
-    return table
+def plan(name: str, path: Path, entry: dict[str, Any] | None,
+         managed: frozenset[str] = frozenset()) -> Change:
+    """What writing ``entry`` (``None``: removing ours) would do to ``path``; nothing is
+    written. ``EntryNotWritten`` when the file cannot be edited byte for byte."""
+    spec = client(name)
+    file = read_user_file(path)
+    try:
+        existing = current_entry(spec, file.text) if file.text.strip() else None
+        ours = merged_entry(entry, existing, managed) if entry is not None else None
+        text = _edit(spec, file.text, ours)
+    except (ValueError, RecursionError) as exc:  # JSONC/TOML reading or the edit's check
+        what = "removed from" if entry is None else "added to"
+        raise EntryNotWritten(
+            f"Our entry cannot be {what} {path} without changing more of it ({exc}); "
+            f"nothing was changed. {'Remove it by hand' if entry is None else 'Paste it'}"
+            " yourself:", snippet(name, entry if entry is not None else {})) from exc
+    if entry is None:
+        action = "remove" if existing is not None else "absent"
+    else:
+        action = "unchanged" if text == file.text else "update" if existing is not None \
+            else "add"
+    return Change(name, path, action, ours, file, text)
 
 
-def entry_env(client: str, path: Path) -> dict[str, str] | None:
+def apply(change: Change, clock: Callable[[], float] = time.time) -> Path | None:
+    """Write the change; returns the backup of the old file (``None``: a new file, or
+    nothing to write)."""
+    if not change.changed:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(clock()))
+    return write_user_file(change.file, change.text, stamp)
+
+
+def entry_env(name: str, path: Path) -> dict[str, str] | None:
     """The ``env`` of our entry in a client's config file; ``None`` when the file has no
     entry of ours (or cannot be read)."""
     try:
-        text = path.read_text(encoding="utf-8")
-        if client == "codex":
-            import tomllib
-
-            server = tomllib.loads(text).get("mcp_servers", {}).get(SERVER)
-        else:
-            key = "servers" if client == "vscode" else "mcpServers"
-            server = json.loads(text).get(key, {}).get(SERVER)
-    except (OSError, ValueError, AttributeError, ImportError):
+        server = current_entry(client(name), read_user_file(path).text)
+    except (ConfigError, ValueError, RecursionError):
         return None
     if not isinstance(server, dict):
         return None
@@ -119,71 +147,20 @@ def entry_env(client: str, path: Path) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
-_TABLE = re.compile(rf"^\[mcp_servers\.(?:{SERVER}|\"{SERVER}\")\][^\n]*\n(?:(?!\[).*\n?)*",
-                    re.MULTILINE)
+def describe(change: Change) -> str:
+    """One line a person reads: what happened (or would happen) to which file."""
+    where = str(change.path) if change.file.target == change.path else \
+        f"{change.path} (a link to {change.file.target})"
+    words = {"add": "adds our entry to", "update": "updates our entry in",
+             "unchanged": "already has our entry:", "remove": "removes our entry from",
+             "absent": "has no entry of ours:"}
+    return f"{change.client}: {words[change.action]} {where}"
 
 
-def merge_toml(text: str, launch: Launch, env: Mapping[str, str] | None = None) -> str:
-    """``text`` with our ``[mcp_servers.plaud-index]`` table replaced or appended; the rest
-    byte for byte. Pure (TOML written by hand: the standard library only reads it)."""
-    table = toml_table(launch, env)
-    if _TABLE.search(text):
-        return _TABLE.sub(lambda _: table + "\n", text, count=1).rstrip("\n") + "\n"
-    joiner = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n")
-                                                            else "\n\n")
-    return text + joiner + table
-
-
-def install(client: str, launch: Launch, path: Path, env: Mapping[str, str] | None = None,
-            clock: Any = time.time) -> Installed:
-    """Merge our entry into ``path``; a backup of the old file first; idempotent."""
-    try:
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Cannot read {path}: {exc}; nothing was changed") from exc
-    new = _merged(client, launch, old, path, env)
-    if new == old:
-        return Installed(path, None, False)
-    backup = None
-    if path.exists():
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(clock()))
-        backup = path.with_name(f"{path.name}.bak-{stamp}")
-        shutil.copy2(path, backup)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as fh:
-        fh.write(new.encode())
-    os.chmod(path, mode)
-    fsync_dir(path.parent)
-    return Installed(path, backup, True)
-
-
-def _merged(client: str, launch: Launch, old: str, path: Path,
-            env: Mapping[str, str] | None) -> str:
-    if client == "codex":
-        _check_toml(old, path, "is not valid TOML")
-        text = merge_toml(old, launch, env)
-        _check_toml(text, path, "would not be valid TOML after adding our table")
-        return text
-    try:
-        data = json.loads(old) if old.strip() else {}
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it or move it away — "
-                          "nothing was changed") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} does not hold a JSON object; nothing was changed")
-    merged: dict[str, Any] = merge_json(data, client, launch, env)
-    if merged == data:
-        return old
-    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
-
-
-def _check_toml(text: str, path: Path, problem: str) -> None:
-    try:
-        import tomllib  # Python 3.11+; on 3.10 the merge is trusted as written
-    except ModuleNotFoundError:  # pragma: no cover - 3.10
-        return
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} {problem} ({exc}); nothing was changed") from exc
+def entry_lines(entry: Mapping[str, Any]) -> str:
+    """Our entry as JSON for a listing, with any token hidden."""
+    shown = dict(entry)
+    if isinstance(shown.get("headers"), dict):
+        shown["headers"] = {k: "Bearer <token>" if k.lower() == "authorization" else v
+                            for k, v in shown["headers"].items()}
+    return json.dumps(shown, ensure_ascii=False)

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import webbrowser
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from pathlib import Path
 from typing import Any
 
-from ..config import ENV_VARS, Config, passthrough_env
+from ..config import Config
 from ..plaud import auth_status, sign_in, sign_out
 from ..render import render_auth, render_checks
 from .agent import install, plan, uninstall
-from .client_config import SERVER, config_path, snippet
-from .client_config import install as install_client
 from .doctor import run_checks
-from .launch import check_launch, this_launch
 
 
 def print_json(data: Any) -> None:
@@ -84,27 +79,4 @@ def cmd_uninstall_agent(args: argparse.Namespace, config: Config) -> int:
     for command in uninstall(agent):
         print(f"ran: {command}")
     print(f"Removed {agent.path}.")
-    return 0
-
-
-def cmd_config(args: argparse.Namespace, config: Config) -> int:
-    launch = this_launch()
-    env = passthrough_env(os.environ)  # the settings in force here, never a token
-    carried = (f"The entry carries your settings: {', '.join(env)}." if env else
-               "No PLAUD_* settings are set here: the entry carries none.")
-    if not args.install:
-        print(snippet(args.client, launch, env))
-        print(carried, file=sys.stderr)
-        return 0
-    path = config_path(args.client, Path.home(), os.environ, Path.cwd())
-    shell = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    seconds = check_launch(launch, environ={**shell, **env})  # exactly the entry's settings
-    print(f"Checked: `{' '.join((launch.command, *launch.args))}` started and answered MCP "
-          f"initialize in {seconds:.1f} s, with the entry's settings. {carried}")
-    done = install_client(args.client, launch, path, env)
-    if not done.changed:
-        print(f"{path} already starts {SERVER} this way; nothing changed.")
-    else:
-        saved = f" (the old file is saved as {done.backup})" if done.backup else ""
-        print(f"Added {SERVER} to {path}{saved}. Restart {args.client} to load it.")
     return 0

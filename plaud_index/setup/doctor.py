@@ -12,18 +12,21 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..config import Config, passthrough_env
+from ..answers import make_embedder
+from ..answers.index import IndexReader
+from ..config import Config, format_interval, passthrough_env
 from ..errors import PlaudIndexError
-from ..models import Check
 from ..plaud import auth_status
 from ..render import mirror_line
-from ..service import SearchService, make_embedder
+from ..reports import Check
 from ..sources import folder_source
 from .agent import plan
-from .client_config import CLIENTS, SERVER, config_path, entry_env
+from .client_config import entry_env
+from .clients import CLIENTS, SERVER, config_path
 from .status import mirror_status, service_status
 
 CLI = "plaud-index-mcp"
@@ -66,8 +69,8 @@ def check_plaud(config: Config) -> Check:
     if status.reachable is None and not status.signed_in:
         return Check("plaud", "skip", "not signed in, so Plaud was not asked")
     if status.problem is None:
-        return Check("plaud", "ok", f"{status.api_base} accepts the sign-in "
-                     f"({status.account})")
+        who = f" ({status.account})" if status.account else ""
+        return Check("plaud", "ok", f"{status.api_base} accepts the sign-in{who}")
     if status.reachable is False:
         return Check("plaud", "fail", status.problem,
                      "check the network (a VPN, a proxy, a captive portal); nothing is lost "
@@ -142,9 +145,9 @@ def _bind(host: str, port: int) -> None:
         sock.bind((host.strip("[]"), port))
 
 
-def check_daemon(config: Config, service: SearchService) -> Check:
+def check_daemon(config: Config, reader: IndexReader) -> Check:
     agent = plan()
-    status = service_status(service)
+    status = service_status(reader)
     daemon = status.daemon or {}
     installed = agent.path.exists()
     flags = [f for f in status.health.flags if "daemon" in f]
@@ -159,23 +162,23 @@ def check_daemon(config: Config, service: SearchService) -> Check:
         return Check("indexer", "fail", f"installed ({agent.path}) but not running",
                      f"run `{CLI} install-agent` again to reload it")
     holder = status.lock_holder or {}
-    if str(holder.get("role", "")).startswith("first sync"):
-        return Check("indexer", "warn", f"the {holder['role']} runs now (pid {holder['pid']}, "
-                     "in a process of its own); no background indexer keeps the index fresh "
-                     "after it: only a search on an incomplete index or "
-                     f"`{CLI} indexer --once` does", f"run `{CLI} install-agent` to keep it fresh")
-    return Check("indexer", "warn", "no background indexer: the index is refreshed only "
-                 f"when you run `{CLI} indexer --once`",
-                 f"run `{CLI} install-agent` to keep it fresh")
+    running = f"the {holder['role']} runs now (pid {holder['pid']}, in a process of its " \
+        "own); " if str(holder.get("role", "")).endswith(("(server)", "(cli)")) else ""
+    return Check("indexer", "warn", f"{running}no indexer agent: the servers your MCP clients "
+                 "start keep the index fresh while they run (a sync in a process of its own "
+                 f"when it is older than {format_interval(config.interval_ms)}); when no client "
+                 "runs, nothing does", f"run `{CLI} install-agent` to keep it fresh always "
+                 "(recommended)")
 
 
-BROKEN = ("the last sync failed", "a search met damage")  # health flags no wait heals
+# health flags no wait heals: a failure, damage, a first sync that nobody runs any more
+BROKEN = ("the last sync failed", "a search met damage", "the first sync stopped")
 
 
-def check_index(config: Config, service: SearchService) -> Check:
+def check_index(config: Config, reader: IndexReader) -> Check:
     try:
-        snap = service.snapshot()
-        status = service_status(service)
+        snap = reader.snapshot()
+        status = service_status(reader)
     except PlaudIndexError as exc:
         return Check("index", "fail", str(exc), "see the message; the index can be "
                      f"rebuilt from Plaud with `{CLI} indexer --once`")
@@ -193,15 +196,16 @@ def check_index(config: Config, service: SearchService) -> Check:
     return Check("index", "ok", f"{summary}, fresh")
 
 
-def check_clients(environ: Mapping[str, str] | None = None, home: Path | None = None
-                  ) -> Check:
+def check_clients(environ: Mapping[str, str] | None = None, home: Path | None = None,
+                  config: Config | None = None) -> Check:
     """Do the MCP clients start the server with this shell's settings? A config written
-    before a setting changed starts another installation: no folders, another mirror."""
+    before a setting changed starts another installation: no folders, another mirror. And
+    can that server sign in? A web token (PLAUD_API_TOKEN) is never written into an entry."""
     environ = os.environ if environ is None else environ
     here = passthrough_env(environ)
     found, differ = [], []
     for client in CLIENTS:
-        path = config_path(client, home or Path.home(), environ, Path.cwd())
+        path = config_path(client, home or Path.home(), environ)
         env = entry_env(client, path)
         if env is None:
             continue
@@ -211,18 +215,29 @@ def check_clients(environ: Mapping[str, str] | None = None, home: Path | None = 
             differ.append(f"{client} ({', '.join(changed)})")
     if not found:
         return Check("clients", "skip", f"no MCP client config starts {SERVER} yet",
-                     f"run `{CLI} config <client> --install`")
+                     f"run `{CLI} install` (every client) or `{CLI} config <client> --install`")
     if differ:
         return Check("clients", "warn", "the server a client starts has other settings than "
                      "this shell: " + "; ".join(differ),
                      f"run `{CLI} config <client> --install` from this shell to bring the "
                      "client in line (or change the shell's settings)")
+    if config is not None and config.web_token:
+        stored = auth_status(replace(config, web_token=None), online=False)
+        if not stored.signed_in:
+            return Check("clients", "warn", f"{', '.join(found)} start the server without "
+                         "your web token (PLAUD_API_TOKEN is never written into a client's "
+                         "config) and no sign-in is stored, so their server answers with a "
+                         "sign-in link", f"run `{CLI} login` once (or sign in from the client "
+                         "when it asks)")
+        return Check("clients", "ok", f"{', '.join(found)} start the server with this shell's "
+                     f"settings; it signs in as {stored.account or 'your Plaud account'} "
+                     "(the stored sign-in: the web token stays in your shell)")
     return Check("clients", "ok", f"{', '.join(found)} start the server with this shell's "
                  "settings")
 
 
 def run_checks(config: Config) -> list[Check]:
-    service = SearchService(config)
+    reader = IndexReader(config)
     return [check_model(config), check_sign_in(config), check_plaud(config),
-            check_folders(config), check_callback_port(config), check_daemon(config, service),
-            check_index(config, service), check_mirror(config), check_clients()]
+            check_folders(config), check_callback_port(config), check_daemon(config, reader),
+            check_index(config, reader), check_mirror(config), check_clients(config=config)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..config import format_interval
-from ..models import UNREADABLE_FOLDER, Health
+from ..models import UNREADABLE_FOLDER
+from ..reports import Health
 from ..sync.progress import SyncProgress, ago
 
 if TYPE_CHECKING:  # the shape only: this module reads no file
@@ -41,8 +42,8 @@ def health(state: SyncState, now: float, interval_ms: int,
         flags.append("first sync running: " + (progress.describe(now) if progress else
                                                "starting"))
     elif last is None and progress is not None:
-        flags.append(f"the first sync {progress.describe_stopped(now)}: the index is partial "
-                     "until `plaud-index-mcp indexer` (or the next search) resumes it")
+        flags.append(f"the first sync {progress.describe_stopped(now, indexed)}: the index is "
+                     "partial until `plaud-index-mcp indexer` (or the next search) resumes it")
     elif last is None and indexed:
         flags.append(f"no successful sync on record, though the index holds {indexed} "
                      "recording(s): the sync state was lost or cannot be written; run "

@@ -6,21 +6,22 @@ import os
 import time
 from pathlib import Path
 
+from ..answers.index import IndexReader
 from ..config import Config
 from ..embedding.languages import index_advice
 from ..index.snapshot import Snapshot
 from ..mirror.state import read_mirror_state
-from ..models import MirrorStatus, Status
 from ..plaud import auth_status
-from ..service import SearchService
+from ..reports import MirrorStatus, Status
+from ..sync.daemon import process_alive
 from ..sync.lock import lock_holder
 from ..sync.state import SyncState, read_damage
 from .health import health
 
 
-def service_status(service: SearchService) -> Status:
-    """``status`` of what ``service`` serves: its config, the sync state, its snapshot."""
-    return build_status(service.config, service.state.read(), service.snapshot())
+def service_status(reader: IndexReader) -> Status:
+    """``status`` of the index ``reader`` reads: its config, the sync state, its snapshot."""
+    return build_status(reader.config, reader.state.read(), reader.snapshot())
 
 
 def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Status:
@@ -47,7 +48,7 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
         lock_holder=holder, auth=auth, language_advice=index_advice(snap), mirror=mirror,
         failing=state.failing or None, empty_notes=state.empty_notes or None,
         folders_note=folders_note(config),
-        health=health(state, time.time(), config.interval_ms, _alive(daemon_pid),
+        health=health(state, time.time(), config.interval_ms, process_alive(daemon_pid),
                       writable=None if _writable(config.home) else
                       str(config.home), syncing=holder is not None,
                       signed_out=signed_out, mirror_error=mirror.last_error if mirror else None,
@@ -74,15 +75,3 @@ def mirror_status(config: Config) -> MirrorStatus | None:
 
 def _writable(home: Path) -> bool:
     return not home.exists() or os.access(home, os.W_OK)
-
-
-def _alive(pid: object) -> bool | None:
-    if not isinstance(pid, int):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

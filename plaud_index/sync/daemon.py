@@ -20,12 +20,37 @@ from ..embedding.embedder import Embedder
 from ..errors import IndexBusyError, PlaudIndexError
 from .cycles import run_locked_cycle
 from .progress import Reporter, log_commits
-from .state import SyncStateStore
+from .state import SyncState, SyncStateStore
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 60.0
 MAX_BACKOFF_S = 3600.0
+
+
+def process_alive(pid: object) -> bool | None:
+    """Is ``pid`` a live process? ``None`` when it is no pid at all."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's: alive
+        return True
+    return True
+
+
+def daemon_running(state: SyncState, now: float) -> bool:
+    """Does the always-on indexer (the agent) keep this index fresh? Its process lives and
+    its heartbeat is recent (a heartbeat every minute, a cycle every interval)."""
+    daemon = state.daemon or {}
+    if not process_alive(daemon.get("pid")):
+        return False
+    beat_at = daemon.get("heartbeat")
+    interval_s = float(daemon.get("interval_ms") or 300_000) / 1000
+    return isinstance(beat_at, (int, float)) and now - beat_at < 2 * max(interval_s,
+                                                                        HEARTBEAT_S)
 
 
 def beat(config: Config, clock: Callable[[], float] = time.time, *, running: bool = True) -> None:

@@ -31,9 +31,9 @@ from ..fsio import storage_error
 from ..index.manifest import ModelInfo
 from ..index.writer import open_writer
 from ..mirror import Mirror
-from ..models import SyncReport
 from ..plaud import RecordingSource
 from ..redact import redact
+from ..reports import SyncReport
 from .embedding import GROUP_CHUNKS, EmbedQueue
 from .policy import DeletionDecision, decide_deletions, mirror_deletions, plan_fetches
 from .progress import SyncProgress, log_commits

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import IndexBusyError
+from ..errors import IndexBusyError, PlaudIndexError
 from ..fsio import open_lock_file, storage_error, try_flock, unflock
 
 log = logging.getLogger(__name__)
@@ -37,18 +37,52 @@ class IndexerLock:
         if not try_flock(fd):
             os.close(fd)
             return False
+        self.role = role or self.role
         try:
-            os.ftruncate(fd, 0)
-            record = {"pid": os.getpid(), "role": role or self.role, "since": int(time.time())}
-            if self.mirror:
-                record["mirror"] = self.mirror
-            os.write(fd, json.dumps(record).encode())
-        except OSError as exc:  # a full disk refuses even these few bytes: say so
+            self._write_record(fd, os.getpid(), self.role)
+        except PlaudIndexError:
             unflock(fd)
             os.close(fd)
-            raise storage_error(exc, self.path.parent) from exc
+            raise
         self._fd = fd
         return True
+
+    @property
+    def fd(self) -> int | None:
+        return self._fd
+
+    def hand_over(self, pid: int) -> None:
+        """The lock now belongs to the child ``pid`` that inherited our descriptor: the
+        record names it, and our copy closes without unlocking (a ``flock`` lives as long
+        as any descriptor of its open file, so the child holds it until it exits)."""
+        if self._fd is None:
+            return
+        self._write_record(self._fd, pid, self.role)
+        os.close(self._fd)
+        self._fd = None
+
+    def adopt(self, fd: int) -> bool:
+        """Take over the lock a parent acquired and passed down as ``fd`` (see
+        ``hand_over``); ``False`` when ``fd`` is not this lock's file held by us."""
+        try:
+            mine, there = os.fstat(fd), os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return False
+        if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino) or not try_flock(fd):
+            return False  # (flock on our own held description succeeds at once)
+        self._fd = fd
+        self._write_record(fd, os.getpid(), self.role)
+        return True
+
+    def _write_record(self, fd: int, pid: int, role: str) -> None:
+        record: dict[str, object] = {"pid": pid, "role": role, "since": int(time.time())}
+        if self.mirror:
+            record["mirror"] = self.mirror
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(record).encode(), 0)
+        except OSError as exc:  # a full disk refuses even these few bytes: say so
+            raise storage_error(exc, self.path.parent) from exc
 
     def release(self) -> None:
         if self._fd is not None:

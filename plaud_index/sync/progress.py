@@ -113,10 +113,14 @@ class SyncProgress:
         left = self.left_s(now)
         return f"{text}, {about(left)} left" if left and self.done < self.total else text
 
-    def describe_stopped(self, now: float) -> str:
-        """A sync nobody runs any more: when it stopped, and how much it left (frozen)."""
+    def describe_stopped(self, now: float, searchable: int | None = None) -> str:
+        """A sync nobody runs any more: when it stopped, how far it got (with how many
+        recordings the index answers from, when that differs: a recording being embedded
+        when it stopped is searchable in part), and how much it left (frozen)."""
         text = f"stopped {ago(now - self.updated)} at {self.done} of " \
-            f"{plural(self.total, 'recording')}"
+            f"{plural(self.total, 'recording')} done"
+        if searchable is not None and searchable != self.done:
+            text += f", {searchable} searchable"
         eta = self.eta_s()
         return f"{text} ({about(eta)} of work left)" if eta and self.done < self.total \
             else text

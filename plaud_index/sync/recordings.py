@@ -11,6 +11,7 @@ import hashlib
 import json
 from dataclasses import asdict
 
+from ..chunker import NOTES_RECIPE
 from ..index.records import IndexedRecording
 from ..models import NoteSection, Recording
 
@@ -29,6 +30,8 @@ def content_hash(recording: Recording) -> str:
     parts: list[object] = [recording.title, recording.created_at.isoformat(),
                            [asdict(u) for u in recording.utterances],
                            [_note_fields(n) for n in recording.notes]]
+    if any(note.at_ms is None for note in recording.notes):  # chunked by that recipe
+        parts.append({"notes_recipe": NOTES_RECIPE})
     if recording.folders:  # moved to another folder: a change (and the mirror's file moves)
         parts.append(list(recording.folders))
     payload = json.dumps(parts, sort_keys=True)

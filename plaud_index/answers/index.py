@@ -1,0 +1,146 @@
+"""The index as this process reads it: the embedding model (loaded at most once), the
+current snapshot (reopened only when the manifest changes), ranking with the query's
+vector, and what a damaged file met on the way leaves on record."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from ..clock import stamps, today
+from ..config import Config
+from ..embedding.embedder import Embedder, HashEmbedder, OnnxEmbedder
+from ..embedding.files import resolve_model
+from ..embedding.specs import model_spec
+from ..errors import IndexCorruptError
+from ..index.analyzer import VERSION as ANALYZER
+from ..index.manifest import SCHEMA_VERSION
+from ..index.snapshot import Snapshot
+from ..index.store import manifest_key, open_snapshot
+from ..index.trust import distrust
+from ..index.writer import open_writer
+from ..results import Hit, Today
+from ..search.rank import Ranking, SearchRequest, rank
+from ..sync.lock import IndexerLock
+from ..sync.state import SyncStateStore, note_read_damage
+
+log = logging.getLogger(__name__)
+
+FETCH_HINT = ("Around a moment: plaud_get(file_id, at=<the moment's start>); the whole "
+              "transcript: plaud_transcript(file_id); the AI notes: plaud_notes(file_id).")
+
+
+def fetch_hint(path: str | None) -> str:
+    """How to read a result in full: the tools that read the index, and the local file."""
+    return f"{FETCH_HINT} The file: {path}" if path else FETCH_HINT
+
+
+def make_embedder(config: Config) -> Embedder:
+    if config.embedder == "mock":
+        return HashEmbedder()
+    spec, known = model_spec(config.embed_model, pooling=config.embed_pooling,
+                             query_prefix=config.embed_query_prefix,
+                             passage_prefix=config.embed_passage_prefix,
+                             max_tokens=config.embed_max_tokens)
+    if not known:
+        log.warning("%s is not a model this version knows: running it with %s pooling, "
+                    "no prefixes and %d word pieces. If its model card says otherwise, set "
+                    "PLAUD_EMBED_POOLING, PLAUD_EMBED_QUERY_PREFIX, PLAUD_EMBED_PASSAGE_PREFIX "
+                    "or PLAUD_EMBED_MAX_TOKENS.", config.embed_model, spec.pooling,
+                    spec.max_tokens)
+    return OnnxEmbedder(resolve_model(config), spec=spec, threads=config.embed_threads)
+
+
+class IndexReader:
+    """One per process; tool calls may use it from several threads."""
+
+    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self.state = SyncStateStore(config.home)
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self._snapshot_lock = threading.Lock()
+        self._snapshot: Snapshot | None = None
+        self._key: tuple[int, int, int] | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:  # at most one load per process, even from threads
+            if self._embedder is None:
+                self._embedder = make_embedder(self.config)
+            return self._embedder
+
+    @property
+    def loaded_embedder(self) -> Embedder | None:
+        """The model if it is loaded already (nothing is loaded for asking)."""
+        return self._embedder
+
+    def snapshot(self) -> Snapshot | None:
+        """The current index; reopened only when the manifest was replaced, and an index
+        of an older version converted on the way when nobody indexes (``_upgrade``)."""
+        with self._snapshot_lock:
+            key = manifest_key(self.config.index_dir)
+            if key != self._key or self._snapshot is None:
+                self._snapshot = open_snapshot(self.config.index_dir) if key else None
+                self._key = key
+            snap = self._snapshot
+        if snap is not None and (snap.manifest.analyzer != ANALYZER
+                                 or snap.manifest.schema < SCHEMA_VERSION):
+            return self._upgrade(snap)
+        return snap
+
+    def _upgrade(self, snap: Snapshot) -> Snapshot | None:
+        """An index of an older version: convert it now (seconds, no re-embedding) if no
+        indexer is running; otherwise the indexer does it on its next cycle, and until then
+        it is read in its old format (slower to open; keyword matches of non-ASCII words
+        weaker if its analyser was the ASCII one)."""
+        lock = IndexerLock(self.config.lock_path)
+        if not lock.try_acquire(role="search-upgrade"):
+            return snap
+        try:
+            open_writer(self.config.index_dir, snap.model)
+        finally:
+            lock.release()
+        with self._snapshot_lock:
+            self._key = None
+        return self.snapshot()
+
+    @contextmanager
+    def damage_noted(self) -> Iterator[None]:
+        """A read that meets a damaged index file records it for ``status`` (``ok`` would be
+        a lie until a cycle rebuilds it), then raises as before."""
+        try:
+            yield
+        except IndexCorruptError as exc:
+            note_read_damage(self.config.home, str(exc))
+            raise
+
+    def rank(self, snap: Snapshot, request: SearchRequest) -> Ranking:
+        vector = None
+        if request.mode != "keyword":
+            embedder = self.embedder
+            if snap.model.model_id == embedder.model_id and snap.model.dim == embedder.dim:
+                vector = embedder.embed_query(request.query)
+            else:
+                log.warning("Index model %s differs from loaded model %s: keyword-only search",
+                            snap.model.model_id, embedder.model_id)
+        try:
+            ranking = rank(snap, replace(request, zone=self.config.zone.tz), vector)
+        except IndexCorruptError:  # damage in a file trusted at open: trust none of them
+            distrust(self.config.index_dir)
+            with self._snapshot_lock:
+                self._key = None  # the next call opens (and checks) the index again
+            raise
+        return replace(ranking, hits=[self.local_hit(replace(hit, fetch=fetch_hint(hit.path)))
+                                      for hit in ranking.hits])
+
+    def local_hit(self, hit: Hit) -> Hit:
+        local, utc = stamps(self.config.zone, hit.created_at)
+        return replace(hit, created_at=local, created_at_utc=utc)
+
+    def today(self) -> Today:
+        return today(self.config.zone, datetime.now(timezone.utc))

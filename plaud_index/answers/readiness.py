@@ -1,0 +1,206 @@
+"""Is there an index to answer from, how complete is it, and who builds or refreshes it.
+
+A question on an index that is empty, or whose first sync never finished, with nobody
+indexing, starts that sync (``sync.detached``: in a process of its own for the server and
+the CLI, so the answer comes now from what is committed; in the caller for an empty index
+where no detached sync is wired). A server also keeps the index fresh without the agent:
+when the last sync is older than the interval, no daemon runs and nobody indexes, it
+starts one incremental sync the same way.
+
+"Complete" is said of a snapshot only when the sync state read *before* the snapshot was
+opened says so (a sync that finished by then had committed everything first); a sync that
+finishes between the two reads is read again, so an answer right after the last commit
+says complete, not "stopped just now at 73 of 73".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from ..clock import UserZone, stamps
+from ..errors import (
+    IndexNotReadyError,
+    PlaudIndexError,
+    SourceError,
+    StorageError,
+    UnknownRecordingError,
+)
+from ..index.snapshot import Snapshot
+from ..results import IndexInfo
+from ..sources import make_source
+from ..sync.cycles import make_indexer
+from ..sync.daemon import daemon_running
+from ..sync.detached import DetachedSync
+from ..sync.lock import IndexerLock, lock_holder
+from ..sync.progress import SyncProgress, log_commits
+from ..sync.state import SyncState
+from .index import IndexReader
+
+log = logging.getLogger(__name__)
+
+# How soon a question on an empty index is worth asking again: a first sync commits its
+# first recording within about this (sync.work.FIRST_COMMIT_S, with room for the fetch).
+ASK_AGAIN_S = 15
+CONSISTENT_TRIES = 3  # reads of state, snapshot, state until no sync ended in between
+
+
+def _local(zone: UserZone, epoch: float | None) -> str | None:
+    """An instant as the user's local ISO time, to the second."""
+    if epoch is None:
+        return None
+    return zone.local(datetime.fromtimestamp(epoch, timezone.utc)).isoformat(
+        timespec="seconds")
+
+
+class Readiness:
+    """``sync``: how an incomplete or stale index gets synced when nobody else is syncing
+    it; ``None`` syncs an empty index in the caller, with ``progress`` reporting."""
+
+    def __init__(self, reader: IndexReader, sync: DetachedSync | None = None,
+                 progress: Callable[[SyncProgress], object] = log_commits,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.reader = reader
+        self.config = reader.config
+        self.state = reader.state
+        self.sync = sync
+        self.progress = progress
+        self.clock = clock
+
+    def ready(self) -> tuple[Snapshot, SyncState]:
+        """A populated snapshot and the sync state read before it was opened. Starts the
+        first sync (or a fresh one) when it is due; ``IndexNotReadyError`` when nothing can
+        be answered yet."""
+        problem: PlaudIndexError | None = None
+        for _ in range(CONSISTENT_TRIES):
+            before = self.state.read()
+            snap = self.reader.snapshot()
+            empty = snap is None or not snap.recordings
+            if empty or not before.complete:
+                try:
+                    self._start_first_sync(wait=empty)
+                except (SourceError, StorageError) as exc:  # say this, not "building"
+                    problem = exc
+                snap = self.reader.snapshot()
+            else:
+                self.keep_fresh(before)
+            if self.state.read().complete == before.complete:
+                break  # no sync ended (or began) between the reads: they agree
+        if snap is not None and snap.recordings:
+            return snap, before
+        raise self._not_ready(problem)
+
+    def _first_sync_needed(self) -> bool:
+        snap = self.reader.snapshot()
+        return snap is None or not snap.recordings or not self.state.read().complete
+
+    def _start_first_sync(self, wait: bool) -> None:
+        if self.sync is None and not wait:
+            return
+        source = make_source(self.config)  # fails fast when signed out
+        if self.sync is not None:
+            self.sync.start(self.config, self._first_sync_needed)
+            return
+        lock = IndexerLock(self.config.lock_path)
+        if not lock.try_acquire(role="search-fallback"):
+            return
+        try:
+            log.info("The index is empty and no indexer is running: indexing now")
+            make_indexer(self.config, self.reader.embedder, source, progress=self.progress
+                         ).run_cycle()
+        except SourceError as exc:
+            log.warning("Fallback index cycle impossible: %s", exc)
+        finally:
+            lock.release()
+
+    def _stale(self, state: SyncState) -> bool:
+        """Due for a sync: the last one (and the last attempt) older than the interval."""
+        now, interval = self.clock(), self.config.interval_ms / 1000
+        return state.last_success is not None and now - state.last_success >= interval \
+            and now - (state.last_attempt or 0) >= interval
+
+    def keep_fresh(self, state: SyncState | None = None) -> bool:
+        """Without the agent: a server starts one incremental sync when the index is older
+        than the interval, no daemon runs and nobody indexes. True when it started one."""
+        if self.sync is None or self.sync.started_by != "server":
+            return False
+        state = state or self.state.read()
+        if not self._stale(state) or daemon_running(state, self.clock()) or \
+                lock_holder(self.config.lock_path) is not None:
+            return False
+        try:
+            make_source(self.config)  # signed out: nothing to sync, and status says so
+            return self.sync.start(self.config, lambda: self._stale(self.state.read()),
+                                   kind="sync")
+        except PlaudIndexError as exc:
+            log.info("The index is older than its interval, but no sync can start: %s", exc)
+            return False
+
+    def _not_ready(self, problem: PlaudIndexError | None) -> IndexNotReadyError:
+        if problem is not None:
+            return IndexNotReadyError(f"Plaud index not available: {problem}")
+        state = self.state.read()
+        failed = state.last_error if state.last_success is None else None
+        if self.sync is not None and self.sync.running(self.config) or \
+                lock_holder(self.config.lock_path):
+            progress = SyncProgress.from_state(state.progress)
+            doing = (f"the first sync is {progress.describe(self.clock())}" if progress else
+                     "the first sync is starting")
+            earlier = f" (the previous attempt failed: {failed})" if failed else ""
+            return IndexNotReadyError(f"Plaud index not available yet: {doing}{earlier}. "
+                                      "Nothing is searchable until the first recordings are "
+                                      f"saved; ask again in {ASK_AGAIN_S} seconds.",
+                                      building=True)
+        why = self.sync.failure(self.config) if self.sync is not None else None
+        if why or failed:  # its own words first: a full disk leaves no state behind
+            return IndexNotReadyError(f"Plaud index not available: the first sync failed: "
+                                      f"{why or failed}")
+        return IndexNotReadyError(
+            "Plaud index not available. Start the indexer (plaud-index-mcp indexer) "
+            "after plaud-index-mcp login.")
+
+    def unknown(self, exc: UnknownRecordingError, snap: Snapshot, state: SyncState
+                ) -> UnknownRecordingError:
+        """An id the index does not hold, said with how complete the index is: during a
+        first sync it may simply not be indexed yet."""
+        info = self.freshness(snap, state)
+        if info.complete:
+            return exc
+        return UnknownRecordingError(
+            f"{exc} The index is still partial ({info.progress}): this recording may not be "
+            f"indexed yet; ask again in {ASK_AGAIN_S} seconds.")
+
+    def pending(self) -> IndexInfo:
+        """``freshness`` of an index with nothing committed yet (a first sync under way)."""
+        info = self.freshness(None)
+        return replace(info, complete=False, progress=info.progress or "starting")
+
+    def freshness(self, snap: Snapshot | None, state: SyncState | None = None) -> IndexInfo:
+        """How complete ``snap`` is. ``state`` must be read before ``snap`` was opened (see
+        the module's note); a sync still running or stopped is described with how many
+        recordings ``snap`` answers from."""
+        after = self.state.read()
+        before = state or after
+        complete = before.complete and after.complete
+        progress = SyncProgress.from_state(after.progress or before.progress)
+        now = self.clock()
+        searchable = len(snap.recordings) if snap else 0
+        described = None if progress is None or complete else \
+            progress.describe(now, searchable=searchable) \
+            if lock_holder(self.config.lock_path) else \
+            progress.describe_stopped(now, searchable=searchable)
+        finished = after.last_success if after.last_success is not None else (
+            # an index that came without a sync state counts as synced when it was written
+            None if not complete or snap is None else
+            datetime.fromisoformat(snap.manifest.updated_at).timestamp()
+            if snap.manifest.updated_at else None)
+        return IndexInfo(recordings=searchable,
+                         chunks=snap.live_chunks if snap else 0,
+                         last_sync=_local(self.config.zone, finished),
+                         last_error=after.last_error, complete=complete,
+                         progress=described,
+                         last_commit=stamps(self.config.zone, snap.manifest.updated_at)[0]
+                         if snap and snap.manifest.updated_at else None)
