@@ -51,7 +51,7 @@ def today_lines(today: Today | None) -> list[str]:
 
 def render_search(result: SearchResult, terminal: bool = False) -> str:
     index = result.index
-    lines = partial_lines(index.complete, index.progress)  # first: a reader must not miss it
+    lines = partial_lines(index)  # first: a reader must not miss it
     lines += [f'{len(result.results)} recording(s) for "{result.query}" ({index_line(index)})']
     lines += today_lines(result.today)
     for rank, hit in enumerate(result.results, 1):
@@ -97,14 +97,19 @@ def index_line(index: IndexInfo) -> str:
     return f"index: {count}, no sync finished yet"
 
 
-def partial_lines(complete: bool, progress: str | None) -> list[str]:
-    if complete:
+def partial_lines(index: IndexInfo) -> list[str]:
+    """The first line of an answer from an index still being built; an index nobody is
+    signed in to fill says so in the answer's note, with its link, instead."""
+    if index.complete or index.sign_in_url:
         return []
-    return [f"PARTIAL INDEX: the first sync is not finished ({progress or 'not running'}); "
-            "recordings not yet indexed cannot appear. Ask again later for a complete answer."]
+    return [f"PARTIAL INDEX: the first sync is not finished ({index.progress or 'not running'}"
+            "); recordings not yet indexed cannot appear. Ask again later for a complete "
+            "answer."]
 
 
 def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
+    if info.note and not info.title:  # nothing to show yet: what to do instead
+        return printable(info.note)
     lines = [f"{info.title}  [{when(info.created_at)}]  file_id {info.file_id}"
              f"{_in(info.folders)}",
              f"duration {info.duration}; speakers: {_who(info.speakers, info.more_speakers)}; "
@@ -129,7 +134,7 @@ def _around(window: Around) -> list[str]:
 
 def render_list(listing: RecordingList, terminal: bool = False) -> str:
     index = listing.index
-    lines = partial_lines(index.complete, index.progress)
+    lines = partial_lines(index)
     lines += [f"{len(listing.recordings)} of {listing.matched} recording(s), newest first "
               f"({index_line(index)})"]
     lines += today_lines(listing.today)

@@ -34,7 +34,7 @@ def _item(item: NoteItem) -> str:
 
 
 def render_notes(result: NotesResult, terminal: bool = False) -> str:
-    lines = partial_lines(result.index.complete, result.index.progress)
+    lines = partial_lines(result.index)
     what = f'sections of the kind "{result.section}"' if result.section else "notes"
     lines += [f"AI {what} of {len(result.recordings)} recording(s), newest first "
               f"({index_line(result.index)})"]

@@ -65,6 +65,7 @@ class IndexInfo:
     complete: bool = True  # False while the first sync has not finished: results are partial
     progress: str | None = None  # "12 of 73 recordings, about 4 minutes left" when partial
     last_commit: str | None = None  # when the index last changed, local time
+    sign_in_url: str | None = None  # signed out, nothing indexed: open it to sign in to Plaud
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ class RecordingInfo:
     folders: tuple[str, ...] = ()
     marks: tuple[Moment, ...] = ()  # the moments the user marked while recording
     more_speakers: int = 0  # speakers beyond those named in ``speakers``
+    note: str | None = None  # said plainly when there is nothing to read yet (signed out)
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,7 @@ class ListedRecording:
     folders: tuple[str, ...] = ()
     marks: tuple[Moment, ...] = ()  # the moments the user marked while recording
     more_speakers: int = 0  # speakers beyond those named in ``speakers``
+    note: str | None = None  # said plainly when there is nothing to read yet (signed out)
 
 
 @dataclass(frozen=True)
@@ -210,3 +213,15 @@ class RecordingList:
     index: IndexInfo
     today: Today | None = None
     note: str | None = None  # said plainly when nothing can be listed yet
+
+
+@dataclass(frozen=True)
+class SignInResult:
+    """``plaud_sign_in`` / ``plaud_sign_out``: whether Plaud is signed in, as whom, and
+    the link that signs in (never a token)."""
+
+    signed_in: bool
+    account: str | None
+    note: str
+    sign_in_url: str | None = None  # open it in a browser to sign in
+    expires_at: str | None = None  # local time: the link works until then

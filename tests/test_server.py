@@ -72,12 +72,17 @@ async def search(session: ClientSession, **arguments: Any) -> dict[str, Any]:
 async def test_tools_list_schemas_and_annotations(home: Path) -> None:
     async with connect(home) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == {"plaud_search", "plaud_list", "plaud_get", "plaud_transcript",
-                          "plaud_notes"}
-    for tool in tools.values():
-        assert tool.annotations is not None
+    reading = {"plaud_search", "plaud_list", "plaud_get", "plaud_transcript", "plaud_notes"}
+    assert set(tools) == reading | {"plaud_sign_in", "plaud_sign_out"}
+    for name in reading:
+        tool = tools[name]
+        assert tool.annotations is not None and tool.title
         assert tool.annotations.read_only_hint and tool.annotations.open_world_hint is False
         assert tool.output_schema and tool.description and "file_id" in tool.description
+    for name in ("plaud_sign_in", "plaud_sign_out"):  # they change the sign-in, at Plaud
+        annotations = tools[name].annotations
+        assert annotations is not None and tools[name].title and tools[name].output_schema
+        assert annotations.read_only_hint is False and annotations.open_world_hint is True
     search_schema = tools["plaud_search"].input_schema
     assert search_schema["required"] == ["query"]
     assert set(search_schema["properties"]) == {"query", "date_from", "date_to", "limit",
@@ -140,7 +145,7 @@ async def test_get_returns_metadata_and_snippets(home: Path) -> None:
      "is after"),
     ("plaud_search", {"query": "budget", "source": "email"}, "source must be one of"),
     ("plaud_get", {"file_id": "no-such-id"}, "use plaud_search"),
-    ("plaud_get", {"file_id": " "}, "file_id is empty"),
+    ("plaud_get", {"file_id": " "}, "file_id must be a file_id from plaud_search"),
 ])
 async def test_bad_input_is_a_clear_tool_error_and_the_server_keeps_serving(
         home: Path, tool: str, arguments: dict[str, Any], message: str) -> None:
@@ -216,11 +221,15 @@ async def test_empty_index_while_the_indexer_runs_says_so(tmp_path: Path) -> Non
     assert "PARTIAL INDEX" in text.text and "ask again in 15 seconds" in text.text  # type: ignore[union-attr]
 
 
-async def test_no_index_and_no_source_is_a_clear_refusal(tmp_path: Path) -> None:
+async def test_no_index_and_nobody_signed_in_answers_with_a_sign_in_link(
+        tmp_path: Path) -> None:
     async with connect(tmp_path / "nothing") as session:
-        message = await tool_error(session, "plaud_search", query="budget")
-    assert "Plaud index not available: Not signed in to Plaud" in message
-    assert "plaud-index-mcp login" in message
+        answer = await tool_result(session, "plaud_search", query="budget")
+    assert answer["results"] == [] and answer["index"]["complete"] is False
+    link = answer["index"]["sign_in_url"]
+    assert link.startswith("https://web.plaud.ai/platform/oauth?") and "code_challenge=" in link
+    assert answer["note"].startswith("Not signed in to Plaud yet. Open this link") and \
+        link in answer["note"]
 
 
 async def test_server_reloads_the_index_after_an_indexer_commit(home: Path,

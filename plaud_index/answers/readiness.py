@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from ..clock import UserZone, stamps
 from ..errors import (
     IndexNotReadyError,
+    PlaudAuthError,
     PlaudIndexError,
     SourceError,
     StorageError,
@@ -141,7 +142,8 @@ class Readiness:
 
     def _not_ready(self, problem: PlaudIndexError | None) -> IndexNotReadyError:
         if problem is not None:
-            return IndexNotReadyError(f"Plaud index not available: {problem}")
+            return IndexNotReadyError(f"Plaud index not available: {problem}",
+                                      signed_out=isinstance(problem, PlaudAuthError))
         state = self.state.read()
         failed = state.last_error if state.last_success is None else None
         if self.sync is not None and self.sync.running(self.config) or \

@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.verbose)
     raise_open_file_limit()
     if args.command is None:
-        from ..server.tools import serve  # the only path that imports mcp
+        from ..server.app import serve  # the only path that imports mcp
 
         return serve(load_config())
     try:

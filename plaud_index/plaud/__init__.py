@@ -23,10 +23,11 @@ from .source import PlaudSource, RecordingSource, make_source, token_store
 
 if TYPE_CHECKING:
     from ..reports import AuthStatus
+    from .client_sign_in import SignInDesk
 
 __all__ = ["DEFAULT_WEB_BASE", "DETAIL_INTERVAL_S", "LOGIN_TIMEOUT_S", "PlaudSettings",
            "PlaudSource", "RecordingSource", "auth_status", "make_source", "plaud_settings",
-           "sign_in", "sign_out", "token_store"]
+           "sign_in", "sign_in_desk", "sign_out", "token_store"]
 
 
 def sign_in(config: PlaudConfig, open_browser: Callable[[str], object] | None,
@@ -49,3 +50,10 @@ def sign_out(config: PlaudConfig) -> bool:
     from .account import sign_out as run
 
     return run(config)
+
+
+def sign_in_desk(config: PlaudConfig, on_signed_in: Callable[[str], object]) -> SignInDesk:
+    """A server's sign-in from the client: links handed out, their return listened for."""
+    from .client_sign_in import SignInDesk
+
+    return SignInDesk(config, on_signed_in)

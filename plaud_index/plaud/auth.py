@@ -148,27 +148,6 @@ class _ListenerV6(_Listener):
     address_family = socket.AF_INET6
 
 
-@contextmanager
-def callback_server(settings: PlaudSettings, callback: _Callback) -> Iterator[ThreadingHTTPServer]:
-    url = urlparse(settings.callback_url)
-    ipv6 = (url.hostname or "") == "::1"
-    server_class = _ListenerV6 if ipv6 else _Listener
-    try:
-        server = server_class(("::1" if ipv6 else "127.0.0.1", url.port or 80),
-                              _handler(callback))
-    except OSError as exc:
-        raise LoginError(f"Port {url.port} is busy ({exc.strerror}): another Plaud login may "
-                         "still be running (plaud login, @plaud-ai/mcp). Close it and retry.") \
-            from None
-    thread = threading.Thread(target=server.serve_forever, name="oauth-callback", daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def exchange_code(settings: PlaudSettings, transport: Transport, code: str, verifier: str,
                   state: str, now_ms: int) -> Tokens:
     basic = base64.b64encode(f"{settings.client_id}:".encode()).decode()
@@ -183,48 +162,123 @@ def exchange_code(settings: PlaudSettings, transport: Transport, code: str, veri
     return Tokens.from_response(response.json(), now_ms)
 
 
+class BrowserSignIn:
+    """One sign-in waiting for the browser: the loopback listener bound and the URL to
+    open made by ``start``; when the browser comes back, the code is exchanged once and the
+    tokens stored on a thread of its own (``on_done`` then hears who is signed in, or
+    nothing on a failure). ``wait`` blocks for it (the CLI); a server leaves it running and
+    answers meanwhile. The listener closes when it is done or ``timeout`` passed."""
+
+    def __init__(self, settings: PlaudSettings, store: TokenStore, transport: Transport, *,
+                 timeout: float = LOGIN_TIMEOUT_S, clock: Callable[[], float] = time.time,
+                 on_done: Callable[[Tokens], object] | None = None) -> None:
+        if not timeout > 0:  # 0 or less (or NaN) would wait forever or not at all
+            raise LoginError(f"The login timeout must be a positive number of seconds, not "
+                             f"{timeout:g}: leave --timeout out for {LOGIN_TIMEOUT_S:.0f}s")
+        check_callback(settings.callback_url)
+        self.settings, self.store, self.transport = settings, store, transport
+        self.timeout, self.clock, self.on_done = timeout, clock, on_done
+        self._verifier, self._state = make_verifier(), make_state()
+        remember(self._verifier)
+        self.url = authorize_url(settings, challenge_for(self._verifier), self._state)
+        self.expires_at = clock() + timeout
+        self._callback = _Callback(self._state, urlparse(settings.callback_url).path or "/")
+        self._server: ThreadingHTTPServer | None = None
+        self.ended = threading.Event()
+        self.tokens: Tokens | None = None
+        self.failure: LoginError | PlaudIndexError | None = None
+
+    def start(self) -> str:
+        """Bind the listener (``LoginError`` when the port is taken) and wait on a thread."""
+        self._server = bind_listener(self.settings, self._callback)
+        threading.Thread(target=self._server.serve_forever, name="oauth-callback",
+                         daemon=True).start()
+        threading.Thread(target=self._complete, name="oauth-exchange", daemon=True).start()
+        return self.url
+
+    def _complete(self) -> None:
+        try:
+            self.tokens = self._exchange()
+        except (LoginError, PlaudIndexError) as exc:
+            self.failure = exc
+        except Exception as exc:  # a bug: said on the page and raised by wait()
+            self._callback.finish(type(exc).__name__)
+            self.failure = LoginError(f"The sign-in failed ({type(exc).__name__})")
+        finally:
+            self.close()
+            self.ended.set()
+        if self.tokens is not None and self.on_done is not None:
+            self.on_done(self.tokens)
+
+    def _exchange(self) -> Tokens:
+        callback = self._callback
+        if not callback.done.wait(self.timeout):
+            ignored = f" ({callback.ignored} callback(s) with a wrong state were ignored)" \
+                if callback.ignored else ""
+            raise LoginError(f"No sign-in arrived within {self.timeout:.0f}s{ignored}. Sign in "
+                             "again (over SSH: ssh -L 8199:localhost:8199 first).")
+        if callback.error:
+            raise LoginError(f"Plaud sign-in was denied: {callback.error}")
+        assert callback.code is not None
+        try:
+            tokens = exchange_code(self.settings, self.transport, callback.code,
+                                   self._verifier, self._state, int(self.clock() * 1000))
+            self.store.save(tokens)
+        except PlaudIndexError as exc:
+            callback.finish(str(exc))
+            raise
+        callback.finish()
+        return tokens
+
+    def wait(self) -> Tokens:
+        self.ended.wait()
+        if self.failure is not None:
+            raise self.failure
+        assert self.tokens is not None
+        return self.tokens
+
+    @property
+    def waiting(self) -> bool:
+        return not self.ended.is_set()
+
+    def close(self) -> None:
+        if self._server is not None:
+            server, self._server = self._server, None
+            server.shutdown()
+            server.server_close()
+
+
+def bind_listener(settings: PlaudSettings, callback: _Callback) -> ThreadingHTTPServer:
+    url = urlparse(settings.callback_url)
+    ipv6 = (url.hostname or "") == "::1"
+    server_class = _ListenerV6 if ipv6 else _Listener
+    try:
+        return server_class(("::1" if ipv6 else "127.0.0.1", url.port or 80),
+                            _handler(callback))
+    except OSError as exc:
+        raise LoginError(f"Port {url.port} is busy ({exc.strerror}): another Plaud login may "
+                         "still be running (plaud login, @plaud-ai/mcp). Close it and retry.") \
+            from None
+
+
 def login(settings: PlaudSettings, store: TokenStore, transport: Transport, *,
           open_browser: Callable[[str], object] | None = webbrowser.open,
           timeout: float = LOGIN_TIMEOUT_S, clock: Callable[[], float] = time.time,
           announce: Callable[[str], object] | None = None) -> Tokens:
-    """The browser sign-in. ``announce`` shows the URL to the person (the CLI prints it
-    plainly); without it the URL is logged."""
-    if not timeout > 0:  # 0 or less (or NaN) would wait forever or not at all
-        raise LoginError(f"The login timeout must be a positive number of seconds, not "
-                         f"{timeout:g}: leave --timeout out for {LOGIN_TIMEOUT_S:.0f}s")
-    check_callback(settings.callback_url)
-    verifier, state = make_verifier(), make_state()
-    remember(verifier)
-    url = authorize_url(settings, challenge_for(verifier), state)
-    callback = _Callback(state, urlparse(settings.callback_url).path or "/")
-    with callback_server(settings, callback):
+    """The browser sign-in, waited for. ``announce`` shows the URL to the person (the CLI
+    prints it plainly); without it the URL is logged."""
+    flow = BrowserSignIn(settings, store, transport, timeout=timeout, clock=clock)
+    url = flow.start()
+    try:
         if announce is not None:
             announce(url)
         else:
             log.warning("Sign in to Plaud in your browser: %s", url)
         if open_browser is not None:
             open_browser(url)
-        if not callback.done.wait(timeout):
-            ignored = f" ({callback.ignored} callback(s) with a wrong state were ignored)" \
-                if callback.ignored else ""
-            raise LoginError(f"No sign-in arrived within {timeout:.0f}s{ignored}. Run "
-                             "`plaud-index-mcp login` again (over SSH: ssh -L "
-                             "8199:localhost:8199 first).")
-        if callback.error:
-            raise LoginError(f"Plaud sign-in was denied: {callback.error}")
-        assert callback.code is not None
-        try:
-            tokens = exchange_code(settings, transport, callback.code, verifier, state,
-                                   int(clock() * 1000))
-            store.save(tokens)
-        except PlaudIndexError as exc:
-            callback.finish(str(exc))
-            raise
-        except Exception as exc:
-            callback.finish(type(exc).__name__)
-            raise
-        callback.finish()
-    return tokens
+        return flow.wait()
+    finally:
+        flow.close()
 
 
 class TokenManager:

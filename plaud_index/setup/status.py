@@ -12,8 +12,8 @@ from ..embedding.languages import index_advice
 from ..index.snapshot import Snapshot
 from ..mirror.state import read_mirror_state
 from ..plaud import auth_status
+from ..procs import process_alive
 from ..reports import MirrorStatus, Status
-from ..sync.daemon import process_alive
 from ..sync.lock import lock_holder
 from ..sync.state import SyncState, read_damage
 from .health import health

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ..config import Config
 from ..embedding.embedder import Embedder
 from ..errors import IndexBusyError, PlaudIndexError
+from ..procs import process_alive
 from .cycles import run_locked_cycle
 from .progress import Reporter, log_commits
 from .state import SyncState, SyncStateStore
@@ -26,19 +27,6 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 60.0
 MAX_BACKOFF_S = 3600.0
-
-
-def process_alive(pid: object) -> bool | None:
-    """Is ``pid`` a live process? ``None`` when it is no pid at all."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's: alive
-        return True
-    return True
 
 
 def daemon_running(state: SyncState, now: float) -> bool:

@@ -1,0 +1,45 @@
+"""How a tool fails: one line a model can act on, never an empty "Error executing tool".
+
+``checked`` turns what is wrong with a call (a ``PlaudIndexError``) into a ``ToolError``
+with its message; ``guarded`` wraps a whole tool so that anything else (a bug) is named
+as one, with its traceback in the server's log (stderr), not sent to the client.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..errors import PlaudIndexError
+from ..redact import redact
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+
+
+def guarded(tool: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
+    """A tool whose every failure is one line for the model: ours as said, anything else
+    (a bug) named as one, with its traceback in the server's log (stderr)."""
+    @functools.wraps(tool)
+    async def call(*args: Any, **kwargs: Any) -> R:
+        try:
+            return await tool(*args, **kwargs)
+        except ToolError:
+            raise
+        except Exception as exc:
+            log.exception("%s failed", tool.__name__)
+            raise ToolError(f"{tool.__name__} failed inside the server ({type(exc).__name__}); "
+                            "this is a bug: the server's log has the details") from exc
+    return call
+
+
+def checked(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """An argument check or a reading: what is wrong is one line for the model."""
+    try:
+        return fn(*args, **kwargs)
+    except PlaudIndexError as exc:
+        raise ToolError(redact(str(exc))) from exc

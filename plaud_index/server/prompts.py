@@ -1,0 +1,100 @@
+"""Prompts for what people ask most: action items since a day, the recap of a week, and
+preparing for a meeting with someone. Each is a message that tells the model which tools
+to call with which arguments, built from the person's own arguments (checked: a date is a
+date), so a client's prompt menu gives a good first answer in one pick.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from ..errors import InvalidQueryError
+from ..search.rank import echo, parse_day
+
+
+def _day(value: str | None, name: str) -> date | None:
+    try:
+        return parse_day(value, name)
+    except InvalidQueryError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _name(value: str, what: str) -> str:
+    name = " ".join(str(value).split())[:100]
+    if not name:
+        raise ToolError(f"{what} is empty: say who (or what) it is")
+    return name
+
+
+def action_items(since: str | None, owner: str | None = None) -> str:
+    day = _day(since, "since")
+    when = f"from {day.isoformat()} until today" if day else "from the last 7 days (use " \
+        "the answer's today to work out the date)"
+    who = f" Keep only the items owned by {_name(owner, 'owner')} (or naming them)." \
+        if owner else ""
+    since_arg = f'date_from="{day.isoformat()}"' if day else "date_from=<7 days before today>"
+    return (f"List my action items {when}. Call plaud_notes(section=\"action items\", "
+            f"{since_arg}) and follow next_cursor until it is null.{who} Group the items by "
+            "owner, each with its recording's title and local date, and say which have no "
+            "owner. Quote the items as written; do not invent deadlines.")
+
+
+def week_recap(week_of: str | None = None) -> str:
+    day = _day(week_of, "week_of")
+    if day:
+        monday = day - timedelta(days=day.weekday())
+        span = f'date_from="{monday.isoformat()}", date_to="{(monday + timedelta(days=6))}"'
+        which = f"the week of {monday.isoformat()}"
+    else:
+        span = "date_from=<Monday of this week>, date_to=<today>"
+        which = "this week (use the answer's today for the dates)"
+    return (f"Recap {which} from my recordings. First call plaud_list({span}) for the "
+            f"meetings, then plaud_notes({span}) for their summaries, decisions and action "
+            "items (follow next_cursor). Write: the meetings day by day (title, time, who), "
+            "the decisions, the open action items with owners, and anything that looks at "
+            "risk. Cite each point with its recording's title and date.")
+
+
+def meeting_prep(person: str, topic: str | None = None) -> str:
+    who = _name(person, "person")
+    about = f" about {_name(topic, 'topic')}" if topic else ""
+    query = f"{who} {topic}" if topic else who
+    return (f"Prepare me for a meeting with {who}{about}. Call plaud_list(speaker={echo(who)}) "
+            f"for our recent meetings and plaud_search(query={echo(query)}) for where they or "
+            "the topic came up; read the most relevant moments with plaud_get(file_id, "
+            "at=<moment start>) and open action items with plaud_notes(section=\"action "
+            f"items\", speaker={echo(who)}). Give: what we last discussed and decided, what "
+            f"is still open between us, and questions I should ask. Cite titles and dates.")
+
+
+def register_prompts(server: MCPServer[Any]) -> None:
+    @server.prompt(name="action_items_since", title="My action items since …",
+                   description="Every action item in the AI notes since a day, grouped by "
+                   "owner.")
+    def action_items_since(
+        since: Annotated[str | None, Field(description="YYYY-MM-DD; default: the last 7 "
+                                                       "days")] = None,
+        owner: Annotated[str | None, Field(description="Only items of this person")] = None,
+    ) -> str:
+        return action_items(since, owner)
+
+    @server.prompt(name="week_recap", title="Recap of a week",
+                   description="The meetings, decisions and open action items of one week.")
+    def recap(week_of: Annotated[str | None, Field(description="Any day of the week, "
+                                                              "YYYY-MM-DD; default: this "
+                                                              "week")] = None) -> str:
+        return week_recap(week_of)
+
+    @server.prompt(name="prepare_meeting", title="Prepare for a meeting with …",
+                   description="What was discussed and decided with someone, and what is "
+                   "still open, before meeting them.")
+    def prepare(person: Annotated[str, Field(description="Who you are meeting (a speaker's "
+                                                         "name)")],
+                topic: Annotated[str | None, Field(description="Optional: what the meeting "
+                                                               "is about")] = None) -> str:
+        return meeting_prep(person, topic)
