@@ -83,6 +83,10 @@ async def test_tools_list_schemas_and_annotations(home: Path) -> None:
         annotations = tools[name].annotations
         assert annotations is not None and tools[name].title and tools[name].output_schema
         assert annotations.read_only_hint is False and annotations.open_world_hint is True
+    from plaud_index.server.failures import REQUIRED  # filled in as null: ours to report
+
+    assert {n: tuple(t.input_schema.get("required", ())) for n, t in tools.items()
+            if t.input_schema.get("required")} == REQUIRED
     search_schema = tools["plaud_search"].input_schema
     assert search_schema["required"] == ["query"]
     assert set(search_schema["properties"]) == {"query", "date_from", "date_to", "limit",

@@ -245,3 +245,30 @@ def test_a_read_only_config_folder_gets_one_line_and_the_entry_to_paste(
     assert len(lines) == 1 and "cannot be read or written" in lines[0], done.stderr
     assert (folder / "mcp.json").read_text() == '{"mcpServers": {}}'
     assert sorted(p.name for p in folder.iterdir()) == ["mcp.json"]
+
+
+def test_a_web_token_user_is_told_how_the_clients_server_signs_in(tmp_path: Path) -> None:
+    """config never copies PLAUD_API_TOKEN into an entry; it says so, and doctor's client
+    check says the client's server has no sign-in (its first answer is a sign-in link)."""
+    from plaud_index.config import build_config
+    from plaud_index.setup.doctor import check_clients
+
+    env = {"PLAUD_API_TOKEN": "bearer secret-web-token", "PLAUD_TIMEZONE": "UTC"}
+    shown = subprocess.run([sys.executable, "-m", "plaud_index", "config", "cursor"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60,
+                           env={**os.environ, "HOME": str(tmp_path),
+                                "PLAUD_INDEX_HOME": str(tmp_path / "pi"), **env})
+    assert shown.returncode == 0, shown.stderr
+    assert "secret-web-token" not in shown.stdout + shown.stderr
+    assert "never written into a client's config" in shown.stderr
+    assert "its first answer will be a sign-in link" in shown.stderr
+    entry = json.loads(shown.stdout)["mcpServers"]["plaud-index"]
+    assert "PLAUD_API_TOKEN" not in entry.get("env", {})
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"mcpServers": {"plaud-index": entry}}))
+    config = build_config({"PLAUD_INDEX_HOME": str(tmp_path / "pi"), **env}, None)
+    shell = {"HOME": str(tmp_path), "PLAUD_INDEX_HOME": str(tmp_path / "pi"), **env}
+    check = check_clients(shell, home=tmp_path, config=config)
+    assert check.status == "warn" and "without your web token" in check.detail
+    assert "plaud-index-mcp login" in str(check.fix)

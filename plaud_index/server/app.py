@@ -31,6 +31,7 @@ from ..sync.detached import DetachedSync
 from . import lifeline, stdio
 from .account import Account, register_account_tools
 from .descriptions import INSTRUCTIONS
+from .failures import missing_arguments_are_ours
 from .prompts import register_prompts
 from .tools import register_reading_tools
 
@@ -51,7 +52,7 @@ def icon() -> Icon:
 def build_server(answers: Answers, account: Account) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(NAME, title=TITLE, version=__version__,
                                        instructions=INSTRUCTIONS, website_url=WEBSITE,
-                                       icons=[icon()])
+                                       icons=[icon()], middleware=[missing_arguments_are_ours])
     register_reading_tools(server, answers, account)
     register_account_tools(server, account)
     register_prompts(server)

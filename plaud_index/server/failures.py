@@ -2,14 +2,16 @@
 
 ``checked`` turns what is wrong with a call (a ``PlaudIndexError``) into a ``ToolError``
 with its message; ``guarded`` wraps a whole tool so that anything else (a bug) is named
-as one, with its traceback in the server's log (stderr), not sent to the client.
+as one, with its traceback in the server's log (stderr), not sent to the client; a
+required argument left out is ours to report too (``missing_arguments_are_ours``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -43,3 +45,23 @@ def checked(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         return fn(*args, **kwargs)
     except PlaudIndexError as exc:
         raise ToolError(redact(str(exc))) from exc
+
+
+# The arguments each tool cannot do without. The SDK's own check of a missing one answers
+# with pydantic's report (several lines, a URL); filled in as null, ours answers instead, in
+# one line ("file_id must be a file_id from plaud_search or plaud_list, got None").
+REQUIRED: dict[str, tuple[str, ...]] = {"plaud_search": ("query",), "plaud_get": ("file_id",),
+            "plaud_transcript": ("file_id",)}
+
+
+async def missing_arguments_are_ours(ctx: Any, call_next: Any) -> Any:
+    """Server middleware (before the SDK validates a call): a missing required argument
+    reaches our checks as null."""
+    params = ctx.params
+    if ctx.method == "tools/call" and isinstance(params, Mapping):
+        needed = REQUIRED.get(str(params.get("name")), ())
+        given = params.get("arguments")
+        if needed and (given is None or isinstance(given, Mapping)):
+            filled = {**dict.fromkeys(needed), **(given or {})}
+            ctx = dataclasses.replace(ctx, params={**params, "arguments": filled})
+    return await call_next(ctx)

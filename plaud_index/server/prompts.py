@@ -10,24 +10,30 @@ from datetime import date, timedelta
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
 from ..errors import InvalidQueryError
 from ..search.rank import echo, parse_day
 
 
+def _bad(message: str) -> MCPError:
+    """An argument the person must fix: a JSON-RPC error with our one line."""
+    return MCPError(INVALID_PARAMS, message)
+
+
 def _day(value: str | None, name: str) -> date | None:
     try:
         return parse_day(value, name)
     except InvalidQueryError as exc:
-        raise ToolError(str(exc)) from exc
+        raise _bad(str(exc)) from exc
 
 
 def _name(value: str, what: str) -> str:
     name = " ".join(str(value).split())[:100]
     if not name:
-        raise ToolError(f"{what} is empty: say who (or what) it is")
+        raise _bad(f"{what} is empty: say who (or what) it is")
     return name
 
 

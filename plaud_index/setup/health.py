@@ -21,14 +21,15 @@ def health(state: SyncState, now: float, interval_ms: int,
            daemon_alive: bool | None, writable: str | None = None,
            syncing: bool = False, signed_out: str | None = None,
            mirror_error: str | None = None, indexed: int = 0,
-           damage: str | None = None) -> Health:
+           damage: str | None = None, sync_log: str | None = None) -> Health:
     """Each flag is a sentence a user can act on; no flags means ok. ``writable`` names
     the home when it cannot be written (a read-only disk: no sync can save anything);
     ``signed_out`` says why Plaud cannot be synced when it is a source but nobody is
     signed in (the index may still answer, but it can no longer stay fresh);
     ``mirror_error`` why the Markdown mirror's last write failed; ``indexed`` how many
     recordings the index holds (an index with recordings was synced, whatever the state
-    file says); ``damage`` what a reader met since the last successful cycle."""
+    file says); ``damage`` what a reader met since the last successful cycle; ``sync_log``
+    why the background sync's log cannot be used."""
     interval = interval_ms / 1000
     flags: list[str] = []
     if writable:
@@ -81,6 +82,8 @@ def health(state: SyncState, now: float, interval_ms: int,
     if len(state.skipped) > len(folders):
         flags.append(f"{len(state.skipped) - len(folders)} recording(s) skipped because they "
                      "cannot be read (see `status --json`); they are retried every few hours")
+    if sync_log:
+        flags.append(sync_log)
     if mirror_error:
         flags.append(f"the Markdown mirror cannot be written ({mirror_error}); indexing goes "
                      "on, and the mirror catches up once it can")

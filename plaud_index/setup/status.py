@@ -14,6 +14,7 @@ from ..mirror.state import read_mirror_state
 from ..plaud import auth_status
 from ..procs import process_alive
 from ..reports import MirrorStatus, Status
+from ..sync.detached import sync_log_problem
 from ..sync.lock import lock_holder
 from ..sync.state import SyncState, read_damage
 from .health import health
@@ -53,7 +54,8 @@ def build_status(config: Config, state: SyncState, snap: Snapshot | None) -> Sta
                       str(config.home), syncing=holder is not None,
                       signed_out=signed_out, mirror_error=mirror.last_error if mirror else None,
                       indexed=len(snap.recordings) if snap else 0,
-                      damage=read_damage(config.home, state.last_success)),
+                      damage=read_damage(config.home, state.last_success),
+                      sync_log=sync_log_problem(config.home)),
     )
 
 
