@@ -1,7 +1,8 @@
-"""One MCP session against an installed console script: initialize, tools/list, and a
-plaud_search that gets its answer (the first sync runs in the background on the sample).
+"""One MCP session against an installed server: initialize, tools/list, and a plaud_search
+that gets its answer (the first sync runs in the background on the sample).
 
     python .ci/mcp_smoke.py /path/to/venv/bin/plaud-index-mcp
+    python .ci/mcp_smoke.py --bundle UNPACKED_MCPB_DIR   # started as its manifest says
 """
 
 from __future__ import annotations
@@ -10,20 +11,33 @@ import asyncio
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+TOOLS = ["plaud_get", "plaud_list", "plaud_notes", "plaud_search", "plaud_sign_in",
+         "plaud_sign_out", "plaud_transcript"]
 
-async def main(command: str) -> int:
+
+def launch(argv: list[str]) -> tuple[str, list[str], dict[str, str]]:
+    if argv[0] != "--bundle":
+        return argv[0], [], {}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from mcpb import host_command
+
+    return host_command(Path(argv[1]).resolve())
+
+
+async def main(argv: list[str]) -> int:
+    command, args, settings = launch(argv)
     home = tempfile.mkdtemp(prefix="plaud-smoke-")
-    env = {**os.environ, "PLAUD_INDEX_HOME": home, "PLAUD_CLIENT": "mock"}
-    params = StdioServerParameters(command=command, args=[], env=env)
+    env = {**os.environ, **settings, "PLAUD_INDEX_HOME": home, "PLAUD_CLIENT": "mock"}
+    params = StdioServerParameters(command=command, args=args, env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        init = await session.initialize()
+        init = await asyncio.wait_for(session.initialize(), 600)  # uv may install first
         tools = sorted(t.name for t in (await session.list_tools()).tools)
-        assert tools == ["plaud_get", "plaud_list", "plaud_notes", "plaud_search",
-                         "plaud_transcript"], tools
+        assert tools == TOOLS, tools
         for _ in range(600):  # partial answers come first: wait for the whole sample
             result = await session.call_tool("plaud_search", {"query": "Q3 budget"})
             if not result.is_error and result.structured_content["index"]["complete"]:
@@ -38,4 +52,4 @@ async def main(command: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(sys.argv[1])))
+    sys.exit(asyncio.run(main(sys.argv[1:])))

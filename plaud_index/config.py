@@ -39,6 +39,7 @@ ENV_VARS = (
     "PLAUD_MCP_CLIENT_ID", "PLAUD_DETAIL_INTERVAL_MS", "PLAUD_EMBED_POOLING",
     "PLAUD_EMBED_QUERY_PREFIX", "PLAUD_EMBED_PASSAGE_PREFIX", "PLAUD_EMBED_MAX_TOKENS",
     "PLAUD_LOGIN_TIMEOUT_S", "PLAUD_TIMEZONE", "PLAUD_INDEX_FOLDERS", "PLAUD_INDEX_MIRROR",
+    "PLAUD_REGION",
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
@@ -186,7 +187,23 @@ def _secret(value: str | None) -> str | None:
     return value or None
 
 
+_PLACEHOLDER = re.compile(r"^\s*\$\{[^}]*\}\s*$")
+
+
+def without_placeholders(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without settings a host left as its template (``${user_config.folders}``
+    for a field the person left empty in an extension's settings): unset, not a path."""
+    kept = {}
+    for key, value in env.items():
+        if key in ENV_VARS and _PLACEHOLDER.match(value):
+            log.info("%s is an unfilled placeholder (%s): left unset", key, value.strip())
+            continue
+        kept[key] = value
+    return kept
+
+
 def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
+    env = without_placeholders(env)
     home = default_home(env)
     label = str(home / "config.json")
     file_values = parse_config_file(config_text, label)

@@ -117,3 +117,12 @@ def test_load_config_reads_the_file_under_the_home(index_home: Path) -> None:
 def test_home_defaults_to_dot_plaud_index_mcp() -> None:
     config = build_config({"HOME": "/home/someone"}, None)
     assert config.home == Path("/home/someone/.plaud-index-mcp")
+
+
+def test_a_setting_a_host_left_as_its_placeholder_is_unset() -> None:
+    """An extension's field left empty may reach us as ``${user_config.folders}``."""
+    config = build_config({"PLAUD_INDEX_HOME": "/tmp/x", "PLAUD_INDEX_FOLDERS":
+                           "${user_config.folders}", "PLAUD_TIMEZONE": " ${user_config.tz} ",
+                           "PLAUD_INDEX_MIRROR": "/m/${x}"}, None)
+    assert config.folders == () and config.zone.name != "${user_config.tz}"
+    assert config.mirror == Path("/m/${x}")  # a path that merely holds one is a path

@@ -576,3 +576,27 @@ def test_a_bad_callback_url_is_a_clear_error(fake: FakePlaud, store: FileTokenSt
     settings = plaud_settings({**fake.env(url)})
     with pytest.raises(ConfigError, match="PLAUD_CALLBACK_URL must be"):
         login(settings, store, transport, open_browser=browser, timeout=1)
+
+
+@pytest.mark.parametrize(("region", "base", "header"), [
+    (None, "https://platform.plaud.ai/developer/api", None),
+    ("eu", "https://platform-eu.plaud.ai/developer/api", "eu"),
+    ("EU ", "https://platform-eu.plaud.ai/developer/api", "eu"),
+    ("us", "https://platform.plaud.ai/developer/api", "us"),
+    ("mars", "https://platform.plaud.ai/developer/api", None),  # unknown: the default
+])
+def test_a_region_picks_plauds_host_for_it(region: str | None, base: str,
+                                           header: str | None) -> None:
+    settings = plaud_settings({"PLAUD_REGION": region} if region else {})
+    assert settings.api_base == base and settings.region == header
+    assert settings.token_url == f"{base}/oauth/third-party/access-token"
+
+
+def test_a_region_is_sent_as_plauds_routing_header(fake: FakePlaud, settings: PlaudSettings,
+                                                   store: FileTokenStore, transport: Transport,
+                                                   tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    signed_in(settings, store, transport, fake)
+    client(replace(settings, region="eu"), store, transport, tmp_path, fake).current_user()
+    assert fake.requests("/users/current")[-1]["headers"].get("x-pld-region") == "eu"

@@ -71,3 +71,27 @@ def test_the_wheel_lists_every_package_of_the_tree() -> None:
             for p in (REPO / "plaud_index").rglob("__init__.py")}
     data = {"plaud_index.embedding.model_data"}  # the tokenizer's files, no code
     assert set(PYPROJECT["tool"]["setuptools"]["packages"]) - data == tree
+
+
+def test_the_extension_manifest_stays_in_step_with_the_server_and_server_json() -> None:
+    """The .mcpb manifest is made from the code (.ci/mcpb.py): its version, its tools and
+    prompts are the server's, and each setting it offers is a variable server.json
+    documents too."""
+    import sys
+
+    sys.path.insert(0, str(REPO / ".ci"))
+    from mcpb import ENV, manifest
+
+    from plaud_index.server.descriptions import TOOL_SUMMARIES
+    from plaud_index.server.failures import REQUIRED
+    from plaud_index.server.prompts import PROMPT_SUMMARIES
+
+    data = manifest()
+    assert data["version"] == SERVER["version"] == __version__
+    assert data["server"]["type"] == "uv" and "${__dirname}" in data["server"]["mcp_config"][
+        "args"]
+    assert {t["name"] for t in data["tools"]} == set(TOOL_SUMMARIES) >= set(REQUIRED)
+    assert {p["name"] for p in data["prompts"]} == set(PROMPT_SUMMARIES)
+    documented = {v["name"] for v in SERVER["packages"][0]["environmentVariables"]}
+    assert set(ENV) <= documented and set(ENV) <= set(ENV_VARS)
+    assert set(data["user_config"]) == set(ENV.values())

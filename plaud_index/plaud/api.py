@@ -110,8 +110,10 @@ class PlaudClient:
         return response
 
     def _send(self, url: str, token: str) -> Response:
-        return self.transport.request("GET", url, headers={
-            "Authorization": f"Bearer {token}", "Accept": "application/json"})
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        if self.settings.region:  # routing, as Plaud's own client sends it (API.md §2.1)
+            headers["x-pld-region"] = self.settings.region
+        return self.transport.request("GET", url, headers=headers)
 
     def _json(self, path: str) -> Any:
         response = self._get(path)

@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # names in the protocol's hints; this module stays pure
 DEFAULT_CLIENT_ID = "client_9c501dad-8a0d-40b2-a7b0-d1cb8787f674"  # @plaud-ai/mcp's public id
 DEFAULT_AUTH_URL = "https://web.plaud.ai/platform/oauth"
 DEFAULT_API_BASE = "https://platform.plaud.ai/developer/api"
+# An account kept in Plaud's EU region (API.md §2.1): its own host, and the routing header
+# Plaud's official client sends (``x-pld-region``); the default (US, no header) fits most.
+REGION_API_BASES = {"us": DEFAULT_API_BASE, "eu": "https://platform-eu.plaud.ai/developer/api"}
 DEFAULT_CALLBACK = "http://localhost:8199/auth/callback"  # fixed in Plaud's registration
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
 DEFAULT_WEB_BASE = "https://api.plaud.ai"  # the web-app API (PLAUD_API_TOKEN)
@@ -32,6 +35,7 @@ class PlaudSettings:
     token_url: str = f"{DEFAULT_API_BASE}/oauth/third-party/access-token"
     refresh_url: str = f"{DEFAULT_API_BASE}/oauth/third-party/access-token/refresh"
     callback_url: str = DEFAULT_CALLBACK
+    region: str | None = None  # "us" | "eu" when PLAUD_REGION says (the x-pld-region header)
 
 
 def check_callback(callback: str) -> None:
@@ -48,8 +52,12 @@ def check_callback(callback: str) -> None:
 
 def plaud_settings(env: Mapping[str, str]) -> PlaudSettings:
     """Read once, at the edge, into ``Config``; a bad callback URL is reported by ``login``
-    (the only user of it), so it never stops search or status."""
-    api = (env.get("PLAUD_MCP_API_BASE") or DEFAULT_API_BASE).rstrip("/")
+    (the only user of it), so it never stops search or status. An unknown PLAUD_REGION is
+    left out (the default host serves most accounts) rather than stopping anything."""
+    region = (env.get("PLAUD_REGION") or "").strip().lower() or None
+    if region not in (None, *REGION_API_BASES):
+        region = None
+    api = (env.get("PLAUD_MCP_API_BASE") or REGION_API_BASES[region or "us"]).rstrip("/")
     callback = env.get("PLAUD_CALLBACK_URL") or DEFAULT_CALLBACK
     return PlaudSettings(
         client_id=env.get("PLAUD_MCP_CLIENT_ID") or DEFAULT_CLIENT_ID,
@@ -59,6 +67,7 @@ def plaud_settings(env: Mapping[str, str]) -> PlaudSettings:
         refresh_url=env.get("PLAUD_REFRESH_URL")
         or f"{api}/oauth/third-party/access-token/refresh",
         callback_url=callback,
+        region=region,
     )
 
 

@@ -94,3 +94,16 @@ title, local date), its section heading and, where the line names one, its owner
 folder and speaker filter the recordings as in plaud_list. Answers are paged: pass
 next_cursor back as cursor. Use it for "my action items this week", "what did we decide in
 the last month", a weekly recap in one call."""
+
+# One line per tool, for listings that show them before the server runs (the Claude
+# Desktop Extension's manifest); a test holds it to the tools the server serves.
+TOOL_SUMMARIES = {
+    "plaud_search": "Find the recordings and moments where a topic came up.",
+    "plaud_list": "List recordings by date, newest first, with their summaries.",
+    "plaud_get": "One recording's details, or what was said around a moment.",
+    "plaud_transcript": "A recording's whole transcript, page by page.",
+    "plaud_notes": "AI notes whole, or one kind of section (action items, decisions) across "
+                   "recordings.",
+    "plaud_sign_in": "Sign in to Plaud from the client: a link to open in the browser.",
+    "plaud_sign_out": "Sign out of Plaud (what is indexed stays searchable).",
+}

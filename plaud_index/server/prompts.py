@@ -104,3 +104,24 @@ def register_prompts(server: MCPServer[Any]) -> None:
                 topic: Annotated[str | None, Field(description="Optional: what the meeting "
                                                                "is about")] = None) -> str:
         return meeting_prep(person, topic)
+
+
+# For listings before the server runs (the extension's manifest): each prompt's
+# description, its arguments and its text with ${arguments.…} in place of them.
+PROMPT_SUMMARIES = {
+    "action_items_since": (
+        "Every action item in the AI notes since a day, grouped by owner.",
+        ["since", "owner"],
+        "List my action items since ${arguments.since}: call plaud_notes(section=\"action "
+        "items\", date_from=\"${arguments.since}\") and group them by owner."),
+    "week_recap": (
+        "The meetings, decisions and open action items of one week.",
+        ["week_of"],
+        "Recap the week of ${arguments.week_of} from my recordings: plaud_list and "
+        "plaud_notes for that week, day by day, with decisions and open action items."),
+    "prepare_meeting": (
+        "What was discussed and decided with someone, before meeting them.",
+        ["person", "topic"],
+        "Prepare me for a meeting with ${arguments.person} about ${arguments.topic}: "
+        "plaud_list, plaud_search and plaud_notes for what we discussed and what is open."),
+}
