@@ -22,6 +22,7 @@ from plaud_index.answers import Answers
 from plaud_index.config import Config, build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexNotReadyError, UnknownRecordingError
+from plaud_index.search.browse import ListRequest
 from plaud_index.search.rank import make_request
 from plaud_index.sync.cycles import run_locked_cycle
 from plaud_index.sync.detached import LOG, DetachedSync, sync_log_problem
@@ -283,3 +284,67 @@ def test_an_id_not_yet_indexed_during_a_first_sync_says_the_index_is_partial(
     with pytest.raises(UnknownRecordingError) as complete:
         answers.search.get("later-recording")
     assert "partial" not in str(complete.value)
+
+
+# ------------------------------------------------------------------ fresh without the agent
+
+def test_a_server_keeps_a_stale_index_fresh_and_its_sync_outlives_the_session(
+        tmp_path: Path, corpus: Path) -> None:
+    import anyio
+    from helpers import mcp_session
+
+    config = mock_config(tmp_path / "home", corpus)
+    run_locked_cycle(config, HashEmbedder())
+    old = time.time() - 7200  # two hours: older than the 5-minute interval
+    SyncStateStore(config.home).update(last_success=old, last_attempt=old)
+    write_corpus(corpus, [*MEETINGS, {**MEETINGS[0], "id": "m-new", "name": "New meeting"}])
+
+    async def one_question() -> dict[str, Any]:
+        async with mcp_session(child_env(config.home, corpus)) as session:
+            result = await session.call_tool("plaud_list", {})
+            return dict(result.structured_content)
+
+    listed = anyio.run(one_question)  # the session ends here: the server exits
+    assert listed["index"]["complete"]  # answered at once from the index it has
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        state = SyncStateStore(config.home).read()
+        if state.last_success and state.last_success > old and \
+                lock_holder(config.lock_path) is None:
+            break
+        time.sleep(0.3)
+    assert state.last_success and state.last_success > old, "no sync kept the index fresh"
+    log = (config.home / LOG).read_text()
+    assert log.count("a sync started by the server") == 1
+    answers = Answers.of(config, HashEmbedder())
+    assert "m-new" in {r.file_id for r in answers.browse.list(ListRequest()).recordings}
+
+
+def test_no_sync_is_started_while_the_agent_keeps_the_index_fresh(
+        tmp_path: Path, corpus: Path) -> None:
+    config = mock_config(tmp_path / "home", corpus)
+    run_locked_cycle(config, HashEmbedder())
+    old = time.time() - 7200
+    SyncStateStore(config.home).update(last_success=old, last_attempt=old, daemon={
+        "pid": os.getpid(), "heartbeat": time.time(), "interval_ms": 300_000})
+    sync = Counting()
+    answers = Answers.of(config, HashEmbedder(), sync=sync)
+    assert not answers.readiness.keep_fresh() and sync.spawned == 0
+    SyncStateStore(config.home).update(daemon=None)
+    assert answers.readiness.keep_fresh() and sync.spawned == 1
+
+
+def test_doctor_says_which_of_the_two_keeps_the_index_fresh(tmp_path: Path,
+                                                            corpus: Path) -> None:
+    from plaud_index.answers.index import IndexReader
+    from plaud_index.setup.doctor import check_daemon
+
+    config = mock_config(tmp_path / "home", corpus)
+    run_locked_cycle(config, HashEmbedder())
+    check = check_daemon(config, IndexReader(config))
+    assert check.status == "warn" and "the servers your MCP clients start keep the index " \
+        "fresh while they run" in check.detail and "install-agent" in str(check.fix)
+    SyncStateStore(config.home).update(daemon={"pid": os.getpid(), "heartbeat": time.time(),
+                                                "interval_ms": 300_000})
+    running = check_daemon(config, IndexReader(config))
+    assert running.status == "ok" and "running" in running.detail
