@@ -10,6 +10,11 @@ def main() -> int:
 
     if lifeline.serves_mcp(sys.argv[1:]):
         lifeline.hold()  # before the heavy imports: a parent that dies now still counts
+        from plaud_index.server.forward import forward_if_shared
+
+        shared = forward_if_shared()  # a serve --http of this home runs: relay to it
+        if shared is not None:
+            return shared
     from plaud_index.cli import main as cli_main
 
     return cli_main(sys.argv[1:])

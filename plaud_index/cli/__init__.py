@@ -33,6 +33,7 @@ from ..setup.commands import (
 from ..sync.terminal import LineSafeHandler
 from .clients import cmd_config, cmd_install, cmd_uninstall
 from .read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
+from .serve import cmd_serve
 from .sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
 
 
@@ -169,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--install", action="store_true",
                    help="add it to the client's config file (only our entry changes; the "
                    "old file is backed up first)")
+    p.add_argument("--http", action="store_true",
+                   help="point the client at the shared HTTP server (serve --http), with its "
+                   "bearer token, where the client speaks HTTP")
+    p.add_argument("--port", type=int, default=8788, help="the HTTP server's port")
     p.set_defaults(func=cmd_config)
 
     p = add("install", help="add this server to every MCP client on this machine")
@@ -180,12 +185,31 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also install the indexer agent without asking")
     agent.add_argument("--no-agent", dest="agent", action="store_false",
                        help="do not install the indexer agent")
+    p.add_argument("--http", action="store_true",
+                   help="also run the shared HTTP server at login (launchd/systemd), and point "
+                   "the clients that speak HTTP at it")
+    p.add_argument("--port", type=int, default=8788, help="the HTTP server's port")
     p.set_defaults(func=cmd_install)
 
     p = add("uninstall", help="remove this server's entry from every MCP client")
     p.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
     p.add_argument("--client", action="append", choices=CLIENTS, help="only this client")
     p.set_defaults(func=cmd_uninstall)
+
+    p = add("serve", help="the MCP server: stdio, or --http for every client at once")
+    p.add_argument("--http", action="store_true",
+                   help="streamable HTTP on 127.0.0.1 (a bearer token in <home>/http-token)")
+    p.add_argument("--port", type=int, default=8788, help="the HTTP port (default 8788)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--public-url", metavar="URL",
+                   help="your tunnel's https address: remote clients may sign in with OAuth, "
+                   "each one approved by you")
+    p.add_argument("--list-clients", action="store_true",
+                   help="the remote clients that registered, and their approval")
+    p.add_argument("--revoke", metavar="CLIENT_ID", help="end a remote client's access")
+    p.add_argument("--json", action="store_true", help="--list-clients as JSON")
+    p.set_defaults(func=cmd_serve)
 
     p = add("mirror", help="the Markdown mirror of your recordings (see README)")
     p.add_argument("--once", action="store_true",

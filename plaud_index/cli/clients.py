@@ -23,14 +23,37 @@ from ..setup.client_config import (
     plan,
     snippet,
 )
-from ..setup.clients import CLIENTS, client, config_path, installed, stdio_entry
+from ..setup.clients import CLIENTS, client, config_path, http_entry, installed, stdio_entry
 from ..setup.launch import Launch, check_launch, this_launch
 
 MANAGED = frozenset(ENV_VARS)  # the settings an entry's env carries from the shell
 
 
-def _entry(name: str, launch: Launch, env: dict[str, str]) -> dict[str, Any]:
-    return stdio_entry(client(name), launch.command, launch.args, env)
+def _entry(name: str, launch: Launch, env: dict[str, str],
+           shared: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The client's entry: the stdio server (which forwards to a running ``serve --http``
+    by itself), or with ``shared`` (its URL and token) the HTTP server, where the client
+    speaks HTTP."""
+    spec = client(name)
+    if shared is not None and spec.url_key is not None:
+        entry = http_entry(spec, *shared)
+        assert entry is not None
+        return entry
+    return stdio_entry(spec, launch.command, launch.args, env)
+
+
+def shared_server(config: Config, port: int) -> tuple[str, str]:
+    """The URL and bearer token of this home's ``serve --http`` (running, or as it will)."""
+    from ..server.http import running_server
+    from ..server.http_guard import local_token
+
+    running = running_server(config.home)
+    url = str(running["url"]) if running else f"http://127.0.0.1:{port}/mcp"
+    return url, local_token(config.home)
+
+
+HTTP_NOTE = ("{label} speaks only stdio: its entry starts the stdio server, which forwards to "
+             "the shared HTTP server whenever it runs (and serves on its own when not).")
 
 
 def carried(env: dict[str, str]) -> str:
@@ -73,15 +96,23 @@ def _refused(exc: EntryNotWritten) -> int:
 
 
 def cmd_config(args: argparse.Namespace, config: Config) -> int:
-    launch, env = this_launch(), passthrough_env(os.environ)  # never a token
-    entry = _entry(args.client, launch, env)
+    launch, env = this_launch(), passthrough_env(os.environ)  # never a Plaud token
+    shared = shared_server(config, args.port) if args.http else None
+    entry = _entry(args.client, launch, env, shared)
     notes = [carried(env), *filter(None, [sign_in_note(config)])]
+    if shared and "command" in entry:
+        notes.append(HTTP_NOTE.format(label=client(args.client).label))
+    elif shared:
+        notes = [f"The entry reaches the shared server at {shared[0]} with its bearer token "
+                 f"({config.home / 'http-token'}, 0600); it runs with the settings it was "
+                 "started with."]
     if not args.install:
         print(snippet(args.client, entry))
         for note in notes:
             print(note, file=sys.stderr)
         return 0
-    _check(launch, env)
+    if "command" in entry:
+        _check(launch, env)
     for note in notes:
         print(note)
     try:
@@ -98,6 +129,7 @@ def cmd_config(args: argparse.Namespace, config: Config) -> int:
 def cmd_install(args: argparse.Namespace, config: Config) -> int:
     """Our entry in every MCP client found on this machine."""
     launch, env = this_launch(), passthrough_env(os.environ)
+    shared = shared_server(config, args.port) if args.http else None
     home = Path.home()
     found = [name for name in (args.client or CLIENTS)
              if installed(name, home, os.environ) or args.client]
@@ -112,8 +144,8 @@ def cmd_install(args: argparse.Namespace, config: Config) -> int:
     failed = 0
     for name in found:
         try:
-            change = plan(name, config_path(name, home, os.environ), _entry(name, launch, env),
-                          MANAGED)
+            change = plan(name, config_path(name, home, os.environ),
+                          _entry(name, launch, env, shared), MANAGED)
         except EntryNotWritten as exc:
             failed += _refused(exc)
             continue
@@ -131,6 +163,8 @@ def cmd_install(args: argparse.Namespace, config: Config) -> int:
         print(f"Not found on this machine: {', '.join(missing)}.")
     if note := sign_in_note(config):
         print(note)
+    if shared:
+        _http_agent(args, shared[0])
     _offer_agent(args)
     if not args.dry_run and not failed:
         print("Restart your MCP clients to load plaud-index. Their first question starts the "
@@ -159,6 +193,22 @@ def _offer_agent(args: argparse.Namespace) -> None:
     for command in install(agent):
         print(f"ran: {command}")
     print(f"Installed {agent.path}: the indexer runs in the background and at login.")
+
+
+def _http_agent(args: argparse.Namespace, url: str) -> None:
+    """``install --http``: the shared server runs at login, kept alive, beside the indexer."""
+    from ..setup.agent import install
+    from ..setup.agent import plan as agent_plan
+
+    agent = agent_plan(job="http")
+    if args.dry_run:
+        print(f"would: install {agent.path}: the shared HTTP server at {url}, started at "
+              "login and kept alive")
+        return
+    for command in install(agent):
+        print(f"ran: {command}")
+    print(f"Installed {agent.path}: one MCP server for every client at {url}; clients that "
+          "speak only stdio forward to it.")
 
 
 def cmd_uninstall(args: argparse.Namespace, config: Config) -> int:

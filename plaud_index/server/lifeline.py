@@ -28,8 +28,10 @@ _parent: int | None = None
 
 
 def serves_mcp(argv: list[str]) -> bool:
-    """No subcommand means the stdio server (options only, such as ``-v``)."""
-    return not [a for a in argv if not a.startswith("-")]
+    """No subcommand (options only, such as ``-v``), or ``serve`` without ``--http``, is the
+    stdio server: it lives only as long as its client."""
+    words = [a for a in argv if not a.startswith("-")]
+    return not words or (words == ["serve"] and "--http" not in argv)
 
 
 def _exit_if_orphaned(*_: object) -> None:

@@ -1,10 +1,11 @@
-"""``install-agent`` / ``uninstall-agent``: run the indexer at login, kept alive.
+"""``install-agent`` / ``uninstall-agent``: run the indexer at login, kept alive (and, with
+``install --http``, the shared HTTP server beside it: ``JOBS``).
 
-macOS: a launchd agent ``~/Library/LaunchAgents/com.plaud-index-mcp.indexer.plist``
+macOS: a launchd agent ``~/Library/LaunchAgents/com.plaud-index-mcp.<job>.plist``
 loaded with ``launchctl bootstrap gui/<uid>``. Linux: a systemd user unit
-``~/.config/systemd/user/plaud-index-mcp-indexer.service`` enabled with
-``systemctl --user enable --now``. Both run ``<this python> -m plaud_index indexer``
-(never the search server) with absolute paths, and log to a file the user can read.
+``~/.config/systemd/user/plaud-index-mcp-<job>.service`` enabled with
+``systemctl --user enable --now``. Both run ``<this python> -m plaud_index <args>`` with
+absolute paths, and log to a file the user can read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from ..errors import AgentError
 
 LABEL = "com.plaud-index-mcp.indexer"
 UNIT = "plaud-index-mcp-indexer.service"
+# job -> (the subcommand's arguments, what it does, as the unit describes it)
+JOBS = {"indexer": (("indexer",), "indexer (keeps the Plaud search index fresh)"),
+        "http": (("serve", "--http"), "HTTP server (one MCP server for every client)")}
 THROTTLE_S = 30  # launchd waits this long before restarting a crashed indexer
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]
@@ -36,22 +40,22 @@ class AgentPlan:
     logs: Path | None = None  # launchd does not create its log directory
 
 
-def indexer_command(python: str = sys.executable) -> list[str]:
-    return [str(Path(python).absolute()), "-m", "plaud_index", "indexer"]
+def indexer_command(python: str = sys.executable, job: str = "indexer") -> list[str]:
+    return [str(Path(python).absolute()), "-m", "plaud_index", *JOBS[job][0]]
 
 
 def launchd_plist(home: Path, python: str = sys.executable,
-                  env: dict[str, str] | None = None) -> str:
+                  env: dict[str, str] | None = None, job: str = "indexer") -> str:
     logs = home / "Library" / "Logs" / "plaud-index-mcp"  # AgentPlan.logs creates it
     agent: dict[str, object] = {
-        "Label": LABEL,
-        "ProgramArguments": indexer_command(python),
+        "Label": LABEL.replace("indexer", job),
+        "ProgramArguments": indexer_command(python, job),
         "RunAtLoad": True,
         "KeepAlive": True,
         "ThrottleInterval": THROTTLE_S,
         "ProcessType": "Background",
-        "StandardOutPath": str(logs / "indexer.out.log"),
-        "StandardErrorPath": str(logs / "indexer.log"),
+        "StandardOutPath": str(logs / f"{job}.out.log"),
+        "StandardErrorPath": str(logs / f"{job}.log"),
         "WorkingDirectory": str(home),
     }
     if env:
@@ -59,9 +63,10 @@ def launchd_plist(home: Path, python: str = sys.executable,
     return plistlib.dumps(agent, sort_keys=False).decode()
 
 
-def systemd_unit(python: str = sys.executable, env: dict[str, str] | None = None) -> str:
-    command = " ".join(indexer_command(python))
-    lines = ["[Unit]", "Description=plaud-index-mcp indexer (keeps the Plaud search index fresh)",
+def systemd_unit(python: str = sys.executable, env: dict[str, str] | None = None,
+                 job: str = "indexer") -> str:
+    command = " ".join(indexer_command(python, job))
+    lines = ["[Unit]", f"Description=plaud-index-mcp {JOBS[job][1]}",
              "After=network-online.target", "", "[Service]", f"ExecStart={command}",
              "Restart=always", f"RestartSec={THROTTLE_S}"]
     lines += [f"Environment={k}={v}" for k, v in (env or {}).items()]
@@ -74,21 +79,24 @@ def _passthrough_env() -> dict[str, str]:
 
 
 def plan(platform: str = sys.platform, home: Path | None = None,
-         python: str = sys.executable, uid: int | None = None) -> AgentPlan:
+         python: str = sys.executable, uid: int | None = None,
+         job: str = "indexer") -> AgentPlan:
     home = home or Path.home()
     env = _passthrough_env()
     if platform == "darwin":
         domain = f"gui/{os.getuid() if uid is None else uid}"
-        path = home / "Library" / "LaunchAgents" / f"{LABEL}.plist"
-        return AgentPlan(path, launchd_plist(home, python, env),
+        label = LABEL.replace("indexer", job)
+        path = home / "Library" / "LaunchAgents" / f"{label}.plist"
+        return AgentPlan(path, launchd_plist(home, python, env, job),
                          load=[["launchctl", "bootstrap", domain, str(path)]],
-                         unload=[["launchctl", "bootout", f"{domain}/{LABEL}"]],
+                         unload=[["launchctl", "bootout", f"{domain}/{label}"]],
                          logs=home / "Library" / "Logs" / "plaud-index-mcp")
-    path = home / ".config" / "systemd" / "user" / UNIT
-    return AgentPlan(path, systemd_unit(python, env),
+    unit = UNIT.replace("indexer", job)
+    path = home / ".config" / "systemd" / "user" / unit
+    return AgentPlan(path, systemd_unit(python, env, job),
                      load=[["systemctl", "--user", "daemon-reload"],
-                           ["systemctl", "--user", "enable", "--now", UNIT]],
-                     unload=[["systemctl", "--user", "disable", "--now", UNIT]])
+                           ["systemctl", "--user", "enable", "--now", unit]],
+                     unload=[["systemctl", "--user", "disable", "--now", unit]])
 
 
 def install(agent: AgentPlan, run: Runner = subprocess.run) -> list[str]:

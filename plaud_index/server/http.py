@@ -1,0 +1,172 @@
+"""``serve --http``: one MCP server for every client on the machine, over the SDK's
+streamable HTTP transport, on 127.0.0.1 unless told otherwise.
+
+The same server as stdio's (``app.build_server``: tools, prompts, sign-in), behind the
+guards of ``http_guard`` (Origin, Host, a bearer token, rate limits). With
+``--public-url`` it is also an OAuth 2.1 authorization server for remote clients
+(``remote_auth``), each approved by the owner (``consent``), whose approval page listens on
+a second loopback port that no tunnel forwards. Where it runs is recorded in
+``<home>/http-server.json`` (while it runs), so a stdio entry can forward to it
+(``forward``) instead of starting a server of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import uvicorn
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from pydantic import AnyHttpUrl
+
+from .. import __version__
+from ..config import Config
+from ..errors import ConfigError
+from ..fsio import read_state_file, write_json_atomic
+from .app import build_server, server_process, warm_up
+from .consent import add_public_routes, consent_app
+from .http_guard import Guard, RateLimit, local_token, same
+from .remote_auth import Pending, RemoteAuthority
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8788
+RUNNING = "http-server.json"
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def origins_of(host: str, port: int) -> tuple[set[str], set[str]]:
+    """The Host and Origin values a request to this server may carry."""
+    names = {host, "127.0.0.1", "localhost"} if host in LOOPBACK else {host}
+    hosts = {f"{n}:{port}" for n in names} | ({f"[::1]:{port}"} if host in LOOPBACK else set())
+    return hosts, {f"http://{h}" for h in hosts}
+
+
+class Verifier:
+    """The SDK's ``TokenVerifier``: the local token, or a remote client's access token."""
+
+    def __init__(self, token: str, authority: RemoteAuthority | None, resource: str) -> None:
+        self.token, self.authority, self.resource = token, authority, resource
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        if same(token, self.token):
+            return AccessToken(token=token, client_id="local", scopes=[],
+                               resource=self.resource)
+        return await self.authority.load_access_token(token) if self.authority else None
+
+    async def accepts(self, token: str) -> bool:
+        return await self.verify_token(token) is not None
+
+
+def check_public_url(url: str) -> str:
+    parsed = urlparse(url)
+    local = parsed.hostname in LOOPBACK
+    if parsed.scheme != "https" and not (parsed.scheme == "http" and local) or \
+            not parsed.hostname or parsed.path not in ("", "/") or parsed.query:
+        raise ConfigError(f"--public-url must be the https:// address of your tunnel (e.g. "
+                          f"https://plaud.example.ts.net), got {url!r}")
+    return url.rstrip("/")
+
+
+def announce(admin: str) -> Any:
+    def say(pending: Pending) -> None:
+        log.warning("%r asks to use this server. Approve it on this machine: %s/approve/%s "
+                    "- or, from where you are, type the one-time code %s on the page it "
+                    "opened. (It expires in 10 minutes; nothing is granted until then.)",
+                    pending.client_name, admin, pending.ident, pending.code)
+    return say
+
+
+def serve_http(config: Config, port: int = DEFAULT_PORT, host: str = "127.0.0.1",
+               public_url: str | None = None) -> int:
+    if host not in LOOPBACK:
+        log.warning("Listening on %s: other machines can reach this server (the bearer token "
+                    "still guards it)", host)
+    token = local_token(config.home)
+    base = check_public_url(public_url) if public_url else f"http://127.0.0.1:{port}"
+    answers, account = server_process(config, started_by="server")
+    authority = None
+    if public_url:
+        admin = f"http://127.0.0.1:{port + 1}"
+        authority = RemoteAuthority(config.home, base, announce(admin))
+    verifier = Verifier(token, authority, f"{base}/mcp")
+    auth = AuthSettings(
+        issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"),
+        validate_token_resource=True,
+        client_registration_options=ClientRegistrationOptions(enabled=True),
+        revocation_options=RevocationOptions(enabled=True)) if authority else None
+    server = build_server(answers, account, auth=auth, token_verifier=verifier if auth else None,
+                          provider=authority)
+    if authority is not None:
+        add_public_routes(server, authority)
+    hosts, origins = origins_of(host, port)
+    if public_url:
+        public = urlparse(base)
+        hosts.add(public.netloc)
+        origins.add(f"{public.scheme}://{public.netloc}")
+    app = server.streamable_http_app(host=host, transport_security=None)
+    guarded = Guard(app, hosts=hosts, origins=origins, verify=verifier.accepts,
+                    resource_metadata=f"{base}/.well-known/oauth-protected-resource/mcp"
+                    if authority else None, limit=RateLimit())
+    warm_up(answers)
+    log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
+             f"http://{host}:{port}", f" (public: {base}/mcp)" if public_url else "")
+    return asyncio.run(_run(config, guarded, host, port, authority, base, account))
+
+
+async def _run(config: Config, app: Any, host: str, port: int,
+               authority: RemoteAuthority | None, base: str, account: Any) -> int:
+    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                             access_log=False, lifespan="on",
+                                             server_header=False))]
+    if authority is not None:
+        hosts, origins = origins_of("127.0.0.1", port + 1)
+        approval = Guard(consent_app(authority), hosts=hosts, origins=origins,
+                         verify=_never)
+        servers.append(uvicorn.Server(uvicorn.Config(approval, host="127.0.0.1",
+                                                     port=port + 1, log_level="warning",
+                                                     access_log=False, lifespan="off",
+                                                     server_header=False)))
+    record = config.home / RUNNING
+    tasks = [asyncio.create_task(s.serve()) for s in servers]
+    while not all(s.started for s in servers) and not any(t.done() for t in tasks):
+        await asyncio.sleep(0.05)
+    if all(s.started for s in servers):
+        write_json_atomic(record, {"pid": os.getpid(), "url": f"http://{host}:{port}/mcp",
+                                   "public": f"{base}/mcp" if authority else None,
+                                   "version": __version__, "started": time.time()})
+        os.chmod(record, 0o600)
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for s in servers:
+            s.should_exit = True
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(read_state_file(record)).get("pid") == os.getpid():
+                record.unlink()
+        account.close()
+    return 0 if all(s.started for s in servers) else 1
+
+
+async def _never(token: str) -> bool:
+    return False
+
+
+def running_server(home: Path) -> dict[str, Any] | None:
+    """The ``serve --http`` of this home, if one runs (its record, pid alive)."""
+    from ..procs import process_alive
+
+    try:
+        data = json.loads(read_state_file(home / RUNNING))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and process_alive(data.get("pid")) else None

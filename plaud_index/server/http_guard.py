@@ -1,0 +1,158 @@
+"""What every request to ``serve --http`` passes before it reaches MCP: its ``Origin`` and
+``Host`` (DNS rebinding: a web page in the person's browser must not reach a loopback
+server), its bearer token, and a rate limit on the endpoints a stranger can hammer.
+
+- ``Origin`` present and not one of ours: 403. ``Host`` not one of ours: 421 (the SDK
+  answers the same; checked here first so nothing else runs for such a request).
+- ``/mcp`` without a token this server accepts: 401 with ``WWW-Authenticate: Bearer``
+  (``resource_metadata`` too when the remote authorization is on, so an OAuth client
+  finds the authorization server). Tokens are compared in constant time and never logged.
+- More than a few refused tokens, registrations, authorizations or consent codes a
+  minute from one address: 429 for a while.
+
+The local token lives in ``<home>/http-token`` (0600): ``config`` and ``install`` write it
+into the entries of clients that speak HTTP.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import secrets
+import time
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+TOKEN_FILE = "http-token"
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def local_token(home: Path) -> str:
+    """The bearer token local clients use, made once (0600, never through a link)."""
+    path = home / TOKEN_FILE
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            token = fh.read(256).decode("ascii", "replace").strip()
+        if len(token) >= 32:
+            return token
+        path.unlink()  # damaged: a new one (clients' entries are written again by install)
+        return local_token(home)
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(token.encode())
+    return token
+
+
+def same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "replace"),
+                               expected.encode("utf-8", "replace"))
+
+
+class RateLimit:
+    """At most ``burst`` events per address in ``window_s`` seconds."""
+
+    def __init__(self, burst: int = 10, window_s: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.burst, self.window_s, self.clock = burst, window_s, clock
+        self._seen: dict[str, deque[float]] = defaultdict(deque)
+
+    def allow(self, who: str) -> bool:
+        now, seen = self.clock(), self._seen[who]
+        while seen and now - seen[0] > self.window_s:
+            seen.popleft()
+        if len(seen) >= self.burst:
+            return False
+        seen.append(now)
+        return True
+
+    def blocked(self, who: str) -> bool:
+        now, seen = self.clock(), self._seen.get(who, deque())
+        return len([t for t in seen if now - t <= self.window_s]) >= self.burst
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+async def _refuse(send: Send, status: int, message: str,
+                  headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None,
+                       "error": {"code": -32001, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """The ASGI middleware in front of the SDK's app."""
+
+    LIMITED = ("/authorize", "/register", "/token", "/consent")
+
+    def __init__(self, app: App, *, hosts: set[str], origins: set[str],
+                 verify: Callable[[str], Awaitable[bool]], resource_metadata: str | None = None,
+                 limit: RateLimit | None = None) -> None:
+        self.app, self.hosts, self.origins = app, hosts, origins
+        self.verify = verify
+        self.resource_metadata = resource_metadata
+        self.limit = limit or RateLimit()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        origin, host = _header(scope, b"origin"), _header(scope, b"host")
+        if origin is not None and origin not in self.origins:
+            log.warning("Refused a request from the web origin %r (not this server's)",
+                        origin[:100])
+            await _refuse(send, 403, "Forbidden: this origin may not use this server")
+            return
+        if host is None or host not in self.hosts:
+            await _refuse(send, 421, "Misdirected request: unknown Host")
+            return
+        who = (scope.get("client") or ("?", 0))[0]
+        path = scope.get("path", "")
+        if path.startswith(self.LIMITED) and scope.get("method") == "POST" and \
+                not self.limit.allow(f"{who} {path.split('/')[1]}"):
+            await _refuse(send, 429, "Too many requests: wait a minute",
+                          [(b"retry-after", b"60")])
+            return
+        if path.rstrip("/") == "/mcp" and not await self._authorised(scope, who, send):
+            return
+        await self.app(scope, receive, send)
+
+    async def _authorised(self, scope: Scope, who: str, send: Send) -> bool:
+        if self.limit.blocked(f"{who} refused"):
+            await _refuse(send, 429, "Too many refused tokens: wait a minute",
+                          [(b"retry-after", b"60")])
+            return False
+        given = _header(scope, b"authorization") or ""
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() == "bearer" and token.strip() and await self.verify(token.strip()):
+            return True
+        self.limit.allow(f"{who} refused")
+        challenge = 'Bearer realm="plaud-index-mcp"'
+        if token:
+            challenge += ', error="invalid_token"'
+        if self.resource_metadata:
+            challenge += f', resource_metadata="{self.resource_metadata}"'
+        await _refuse(send, 401, "Unauthorized: send the bearer token of this server "
+                      "(plaud-index-mcp config <client> --http writes it)",
+                      [(b"www-authenticate", challenge.encode())])
+        return False

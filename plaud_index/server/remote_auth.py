@@ -1,0 +1,375 @@
+"""The OAuth 2.1 authorization server of ``serve --http --public-url``: for remote clients
+(Claude on the web or the phone, ChatGPT) that reach this machine through the person's own
+tunnel. It implements the SDK's provider protocol; the SDK serves the endpoints
+(metadata, dynamic registration, authorize, token, revoke) and checks PKCE (S256).
+
+The rule that matters: registering and asking grant nothing. An authorization waits
+(``Pending``) until the owner approves it on this machine (``consent``: a page on a
+listener bound to loopback, which no tunnel forwards) or types the one-time code that
+``serve`` printed in their terminal and log. Then:
+- access tokens live 15 minutes, are signed (HMAC, a key of this home) and bound to this
+  server's URL (audience): a forged, expired or other-audience token is refused;
+- refresh tokens are single use: each use gives a new pair, and a used one presented
+  again (a replay) revokes everything that client holds;
+- an authorization code works once; presented again it revokes what it gave.
+Clients, approvals and refresh tokens (hashed) live in ``<home>/remote-clients.json``
+(0600); ``serve --list-clients`` shows them, ``--revoke`` ends one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+from ..fsio import read_state_file, write_json_atomic
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "remote-clients.json"
+KEY_FILE = "remote-key"
+ACCESS_S = 15 * 60
+REFRESH_S = 30 * 24 * 3600
+CODE_S = 5 * 60
+PENDING_S = 10 * 60
+CODE_TRIES = 5
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+@dataclass
+class Pending:
+    """An authorization waiting for the owner."""
+
+    ident: str
+    client_id: str
+    client_name: str
+    params: AuthorizationParams
+    code: str  # the one-time code the owner can type
+    nonce: str  # the loopback approval form's
+    created: float
+    tries: int = 0
+    decision: str | None = None  # "approved" | "denied"
+    redirect: str | None = None  # where the browser goes once decided
+
+
+@dataclass
+class Ledger:
+    """What lasts across restarts: clients, their approval, their refresh tokens."""
+
+    clients: dict[str, dict[str, Any]] = field(default_factory=dict)
+    refresh: dict[str, dict[str, Any]] = field(default_factory=dict)  # digest -> record
+
+
+class RemoteAuthority:
+    def __init__(self, home: Path, public_url: str, announce: Callable[[Pending], None],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.home, self.clock, self.announce = home, clock, announce
+        self.issuer = public_url.rstrip("/")
+        self.resource = f"{self.issuer}/mcp"
+        self.key = self._key()
+        self.pending: dict[str, Pending] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.used_codes: dict[str, str] = {}  # code digest -> client id
+        self._lock = threading.Lock()
+        self._stamp: float = -1.0
+        self.ledger = Ledger()
+        self._load()
+
+    # -- persistence -----------------------------------------------------------------
+    def _key(self) -> bytes:
+        path = self.home / KEY_FILE
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
+                key = fh.read(64)
+            if len(key) == 32:
+                return key
+            path.unlink()
+            return self._key()
+        key = secrets.token_bytes(32)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key)
+        return key
+
+    def _load(self) -> None:
+        """The ledger as the file has it (``--revoke`` from another process changes it)."""
+        path = self.home / STATE_FILE
+        try:
+            stamp = path.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if stamp == self._stamp:
+            return
+        try:
+            data = json.loads(read_state_file(path))
+            self.ledger = Ledger(dict(data.get("clients", {})), dict(data.get("refresh", {})))
+        except (OSError, ValueError, AttributeError) as exc:
+            log.warning("Cannot read %s (%s): no remote client is authorised", path, exc)
+            self.ledger = Ledger()
+        self._stamp = stamp
+
+    def _save(self) -> None:
+        path = self.home / STATE_FILE
+        write_json_atomic(path, {"clients": self.ledger.clients,
+                                 "refresh": self.ledger.refresh})
+        os.chmod(path, 0o600)
+        self._stamp = path.stat().st_mtime
+
+    # -- registration ----------------------------------------------------------------
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        with self._lock:
+            self._load()
+            record = self.ledger.clients.get(client_id)
+        if record is None or record.get("revoked"):
+            return None
+        return OAuthClientInformationFull.model_validate(record["info"])
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        with self._lock:
+            self._load()
+            self.ledger.clients[str(client_info.client_id)] = {
+                "info": client_info.model_dump(mode="json", exclude_none=True),
+                "registered": self.clock(), "approved": None, "revoked": None}
+            self._save()
+        log.info("A client registered: %r (nothing is granted until you approve it)",
+                 client_info.client_name)
+
+    # -- authorization: waits for the owner ----------------------------------------------
+    async def authorize(self, client: OAuthClientInformationFull,
+                        params: AuthorizationParams) -> str:
+        name = (client.client_name or str(client.client_id))[:80]
+        pending = Pending(secrets.token_urlsafe(16), str(client.client_id), name, params,
+                          f"{secrets.randbelow(10**6):06d}", secrets.token_urlsafe(16),
+                          self.clock())
+        with self._lock:
+            self._expire()
+            self.pending[pending.ident] = pending
+        self.announce(pending)
+        return f"{self.issuer}/consent/{pending.ident}"
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for ident in [i for i, p in self.pending.items() if now - p.created > PENDING_S]:
+            del self.pending[ident]
+
+    def decide(self, ident: str, approve: bool) -> Pending | None:
+        """The owner's answer (from the loopback page, or a correct one-time code)."""
+        with self._lock:
+            self._expire()
+            pending = self.pending.get(ident)
+            if pending is None or pending.decision is not None:
+                return pending
+            params = pending.params
+            if not approve:
+                pending.decision = "denied"
+                pending.redirect = construct_redirect_uri(
+                    str(params.redirect_uri), error="access_denied",
+                    error_description="The owner of this server did not approve it",
+                    state=params.state)
+                return pending
+            code = secrets.token_urlsafe(32)
+            self.codes[code] = AuthorizationCode(
+                code=code, scopes=params.scopes or [], expires_at=self.clock() + CODE_S,
+                client_id=pending.client_id, code_challenge=params.code_challenge,
+                redirect_uri=params.redirect_uri,
+                redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+                resource=params.resource or self.resource)
+            self._load()
+            record = self.ledger.clients.get(pending.client_id)
+            if record is not None:
+                record["approved"] = self.clock()
+                self._save()
+            pending.decision = "approved"
+            pending.redirect = construct_redirect_uri(str(params.redirect_uri), code=code,
+                                                      state=params.state)
+        log.info("You approved %r: it can now use this server's tools", pending.client_name)
+        return pending
+
+    def try_code(self, ident: str, code: str) -> Pending | None:
+        """A one-time code typed on the public page: right approves, wrong counts (five
+        wrong ones deny the request)."""
+        with self._lock:
+            pending = self.pending.get(ident)
+            if pending is None or pending.decision is not None:
+                return pending
+            pending.tries += 1
+            right = hmac.compare_digest(code.strip().encode(), pending.code.encode())
+            tries = pending.tries
+        if right:
+            return self.decide(ident, True)
+        return self.decide(ident, False) if tries >= CODE_TRIES else None
+
+    # -- tokens ----------------------------------------------------------------------------
+    async def load_authorization_code(self, client: OAuthClientInformationFull,
+                                      authorization_code: str) -> AuthorizationCode | None:
+        with self._lock:
+            code = self.codes.get(authorization_code)
+            if code is None and _digest(authorization_code) in self.used_codes:
+                replayed = self.used_codes[_digest(authorization_code)]
+                log.warning("An authorization code was presented twice: everything it gave "
+                            "is revoked")
+                self._revoke_client_tokens(replayed)
+        if code is None or code.client_id != client.client_id or \
+                code.expires_at < self.clock():
+            return None
+        return code
+
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
+                                          authorization_code: AuthorizationCode) -> OAuthToken:
+        with self._lock:
+            if self.codes.pop(authorization_code.code, None) is None:
+                raise TokenError("invalid_grant", "authorization code already used")
+            self.used_codes[_digest(authorization_code.code)] = str(client.client_id)
+            return self._issue(str(client.client_id), authorization_code.scopes,
+                               authorization_code.resource or self.resource)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str) -> OAuthToken:
+        """A new access token (signed) and refresh token (stored hashed). Lock held."""
+        now = int(self.clock())
+        claims = {"cid": client_id, "aud": resource, "exp": now + ACCESS_S,
+                  "jti": secrets.token_urlsafe(8), "scp": scopes}
+        body = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        access = f"pim1.{body}.{_b64(hmac.new(self.key, body.encode(), 'sha256').digest())}"
+        refresh = secrets.token_urlsafe(32)
+        self._load()
+        self.ledger.refresh[_digest(refresh)] = {"cid": client_id, "exp": now + REFRESH_S,
+                                                 "scp": scopes, "aud": resource,
+                                                 "used": None}
+        self._save()
+        return OAuthToken(access_token=access, expires_in=ACCESS_S, refresh_token=refresh,
+                          scope=" ".join(scopes) or None)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull,
+                                 refresh_token: str) -> RefreshToken | None:
+        with self._lock:
+            self._load()
+            record = self.ledger.refresh.get(_digest(refresh_token))
+            if record is None or record["cid"] != client.client_id:
+                return None
+            if record.get("used"):  # a replay: someone else holds this chain
+                log.warning("A used refresh token came back: %r loses its sign-in",
+                            client.client_name)
+                self._revoke_client_tokens(str(client.client_id))
+                return None
+            if record["exp"] < self.clock():
+                return None
+        return RefreshToken(token=refresh_token, client_id=record["cid"],
+                            scopes=list(record["scp"]), expires_at=int(record["exp"]),
+                            resource=record.get("aud"))
+
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull,
+                                     refresh_token: RefreshToken,
+                                     scopes: list[str]) -> OAuthToken:
+        with self._lock:
+            self._load()
+            record = self.ledger.refresh.get(_digest(refresh_token.token))
+            if record is None or record.get("used"):
+                raise TokenError("invalid_grant", "refresh token already used")
+            record["used"] = self.clock()  # rotated: single use
+            return self._issue(str(client.client_id), scopes or refresh_token.scopes,
+                               refresh_token.resource or self.resource)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        claims = self.claims(token)
+        if claims is None:
+            return None
+        return AccessToken(token=token, client_id=claims["cid"], scopes=list(claims["scp"]),
+                           expires_at=int(claims["exp"]), resource=claims["aud"])
+
+    def claims(self, token: str) -> dict[str, Any] | None:
+        """A valid access token's claims: our signature, not expired, for this server, its
+        client still authorised; ``None`` for anything else."""
+        try:
+            prefix, body, signature = token.split(".")
+            expected = _b64(hmac.new(self.key, body.encode(), "sha256").digest())
+            if prefix != "pim1" or not hmac.compare_digest(signature.encode(),
+                                                           expected.encode()):
+                return None
+            claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        except (ValueError, UnicodeError):
+            return None
+        if not isinstance(claims, dict) or claims.get("aud") != self.resource or \
+                not isinstance(claims.get("exp"), int) or claims["exp"] < self.clock():
+            return None
+        with self._lock:
+            self._load()
+            record = self.ledger.clients.get(str(claims.get("cid")))
+        if record is None or record.get("revoked") or not record.get("approved"):
+            return None
+        if record.get("tokens_revoked", 0) > claims["exp"] - ACCESS_S:
+            return None  # issued before its tokens were revoked
+        return claims
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        with self._lock:
+            self._revoke_client_tokens(token.client_id)
+
+    def _revoke_client_tokens(self, client_id: str) -> None:
+        """Every refresh token of the client goes, and access tokens issued until now stop
+        working (the client may ask the owner again). Lock held."""
+        self._load()
+        self.ledger.refresh = {k: v for k, v in self.ledger.refresh.items()
+                               if v["cid"] != client_id}
+        record = self.ledger.clients.get(client_id)
+        if record is not None:
+            record["tokens_revoked"] = self.clock()
+        self._save()
+
+
+def list_clients(home: Path) -> list[dict[str, Any]]:
+    """Every registered client: id, name, approved, revoked (``serve --list-clients``)."""
+    try:
+        data = json.loads(read_state_file(home / STATE_FILE))
+    except (OSError, ValueError):
+        return []
+    return [{"client_id": cid, "name": record.get("info", {}).get("client_name"),
+             "registered": record.get("registered"), "approved": record.get("approved"),
+             "revoked": record.get("revoked")}
+            for cid, record in dict(data.get("clients", {})).items()]
+
+
+def revoke_client(home: Path, client_id: str, clock: Callable[[], float] = time.time) -> bool:
+    """``serve --revoke``: the client's approval and every token it holds end."""
+    path = home / STATE_FILE
+    try:
+        data = json.loads(read_state_file(path))
+    except (OSError, ValueError):
+        return False
+    record = data.get("clients", {}).get(client_id)
+    if record is None:
+        return False
+    record["revoked"] = clock()
+    data["refresh"] = {k: v for k, v in data.get("refresh", {}).items()
+                       if v.get("cid") != client_id}
+    write_json_atomic(path, data)
+    os.chmod(path, 0o600)
+    return True
