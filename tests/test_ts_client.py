@@ -34,7 +34,7 @@ def test_the_typescript_sdk_client_searches_and_ends_the_session(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["tools"] == ["plaud_get", "plaud_list", "plaud_notes", "plaud_search",
-                               "plaud_transcript"]
+                               "plaud_sign_in", "plaud_sign_out", "plaud_transcript"]
     assert not answer["search"]["isError"]
     assert answer["search"]["structured"]["results"][0]["title"] == "Q3 budget review"
     assert not answer["notes"]["isError"] and answer["notes"]["structured"]["recordings"]

@@ -50,14 +50,13 @@ def icon() -> Icon:
 
 
 def build_server(answers: Answers, account: Account, *, auth: Any = None,
-                 token_verifier: Any = None, provider: Any = None) -> MCPServer[Any]:
-    """``auth``, ``token_verifier`` and ``provider``: the remote authorization of
-    ``serve --http --public-url`` (``http.serve_http``); none for stdio."""
+                 provider: Any = None) -> MCPServer[Any]:
+    """``auth`` and ``provider``: the remote authorization of ``serve --http --public-url``
+    (``http.serve_http``); none for stdio."""
     server: MCPServer[Any] = MCPServer(NAME, title=TITLE, version=__version__,
                                        instructions=INSTRUCTIONS, website_url=WEBSITE,
                                        icons=[icon()], middleware=[missing_arguments_are_ours],
-                                       auth=auth, token_verifier=token_verifier,
-                                       auth_server_provider=provider)
+                                       auth=auth, auth_server_provider=provider)
     register_reading_tools(server, answers, account)
     register_account_tools(server, account)
     register_prompts(server)

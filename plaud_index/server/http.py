@@ -50,21 +50,16 @@ def origins_of(host: str, port: int) -> tuple[set[str], set[str]]:
 
 
 class Verifier:
-    """The SDK's ``TokenVerifier``: the local token, or a remote client's access token."""
+    """Which bearer tokens the guard lets through: the local token, and with the remote
+    authorization on, a remote client's access token (the SDK checks those again)."""
 
-    def __init__(self, token: str, authority: RemoteAuthority | None, resource: str) -> None:
-        self.token, self.authority, self.resource = token, authority, resource
-
-    async def verify_token(self, token: str) -> Any:
-        from mcp.server.auth.provider import AccessToken
-
-        if same(token, self.token):
-            return AccessToken(token=token, client_id="local", scopes=[],
-                               resource=self.resource)
-        return await self.authority.load_access_token(token) if self.authority else None
+    def __init__(self, token: str, authority: RemoteAuthority | None) -> None:
+        self.token, self.authority = token, authority
 
     async def accepts(self, token: str) -> bool:
-        return await self.verify_token(token) is not None
+        if self.authority is not None:
+            return await self.authority.load_access_token(token) is not None
+        return same(token, self.token)
 
 
 def check_public_url(url: str) -> str:
@@ -97,15 +92,14 @@ def serve_http(config: Config, port: int = DEFAULT_PORT, host: str = "127.0.0.1"
     authority = None
     if public_url:
         admin = f"http://127.0.0.1:{port + 1}"
-        authority = RemoteAuthority(config.home, base, announce(admin))
-    verifier = Verifier(token, authority, f"{base}/mcp")
+        authority = RemoteAuthority(config.home, base, announce(admin), token)
+    verifier = Verifier(token, authority)
     auth = AuthSettings(
         issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"),
         validate_token_resource=True,
         client_registration_options=ClientRegistrationOptions(enabled=True),
         revocation_options=RevocationOptions(enabled=True)) if authority else None
-    server = build_server(answers, account, auth=auth, token_verifier=verifier if auth else None,
-                          provider=authority)
+    server = build_server(answers, account, auth=auth, provider=authority)
     if authority is not None:
         add_public_routes(server, authority)
     hosts, origins = origins_of(host, port)

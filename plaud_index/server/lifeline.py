@@ -31,7 +31,8 @@ def serves_mcp(argv: list[str]) -> bool:
     """No subcommand (options only, such as ``-v``), or ``serve`` without ``--http``, is the
     stdio server: it lives only as long as its client."""
     words = [a for a in argv if not a.startswith("-")]
-    return not words or (words == ["serve"] and "--http" not in argv)
+    other = ("--http", "--list-clients", "--revoke", "-h", "--help", "--version")
+    return (not words or words[0] == "serve") and not any(a.startswith(other) for a in argv)
 
 
 def _exit_if_orphaned(*_: object) -> None:

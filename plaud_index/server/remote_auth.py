@@ -89,8 +89,9 @@ class Ledger:
 
 class RemoteAuthority:
     def __init__(self, home: Path, public_url: str, announce: Callable[[Pending], None],
-                 clock: Callable[[], float] = time.time) -> None:
+                 local_token: str, clock: Callable[[], float] = time.time) -> None:
         self.home, self.clock, self.announce = home, clock, announce
+        self.local_token = local_token  # the machine's own clients keep working
         self.issuer = public_url.rstrip("/")
         self.resource = f"{self.issuer}/mcp"
         self.key = self._key()
@@ -256,7 +257,7 @@ class RemoteAuthority:
         """A new access token (signed) and refresh token (stored hashed). Lock held."""
         now = int(self.clock())
         claims = {"cid": client_id, "aud": resource, "exp": now + ACCESS_S,
-                  "jti": secrets.token_urlsafe(8), "scp": scopes}
+                  "iat": self.clock(), "jti": secrets.token_urlsafe(8), "scp": scopes}
         body = _b64(json.dumps(claims, separators=(",", ":")).encode())
         access = f"pim1.{body}.{_b64(hmac.new(self.key, body.encode(), 'sha256').digest())}"
         refresh = secrets.token_urlsafe(32)
@@ -299,6 +300,9 @@ class RemoteAuthority:
                                refresh_token.resource or self.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode("utf-8", "replace"), self.local_token.encode()):
+            return AccessToken(token=token, client_id="local", scopes=[],
+                               resource=self.resource)
         claims = self.claims(token)
         if claims is None:
             return None
@@ -325,7 +329,8 @@ class RemoteAuthority:
             record = self.ledger.clients.get(str(claims.get("cid")))
         if record is None or record.get("revoked") or not record.get("approved"):
             return None
-        if record.get("tokens_revoked", 0) > claims["exp"] - ACCESS_S:
+        issued = claims.get("iat")
+        if not isinstance(issued, (int, float)) or record.get("tokens_revoked", 0) >= issued:
             return None  # issued before its tokens were revoked
         return claims
 

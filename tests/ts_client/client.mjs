@@ -1,11 +1,22 @@
-// The TypeScript SDK's stdio client, as Claude Desktop and other Node clients run servers:
-// start the server from argv, initialize, list the tools, ask one question, close.
-// Prints one JSON object: the tool names and the plaud_search result.
+// The TypeScript SDK's clients, as Claude Desktop and other Node clients run servers:
+//   node client.mjs COMMAND [ARGS…]        the stdio client, starting the server from argv
+//   node client.mjs --http URL             the streamable HTTP client (bearer from MCP_TOKEN)
+// Initialize, list the tools, ask one question, close. Prints one JSON object: the tool
+// names and the plaud_search and plaud_notes results.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [command, ...args] = process.argv.slice(2);
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "ignore" });
+const argv = process.argv.slice(2);
+let transport;
+if (argv[0] === "--http") {
+  transport = new StreamableHTTPClientTransport(new URL(argv[1]), {
+    requestInit: { headers: { Authorization: `Bearer ${process.env.MCP_TOKEN}` } },
+  });
+} else {
+  const [command, ...args] = argv;
+  transport = new StdioClientTransport({ command, args, env: process.env, stderr: "ignore" });
+}
 const client = new Client({ name: "plaud-index-ts-test", version: "1.0.0" });
 await client.connect(transport);
 const tools = await client.listTools();

@@ -1,0 +1,184 @@
+"""``serve --http``: one server for every client. The Python SDK's streamable HTTP client,
+the TypeScript SDK's and the MCP Inspector CLI list the tools and search one server at the
+same time; without the token 401 (with ``WWW-Authenticate``), with a foreign Origin 403,
+a foreign Host 421, too many wrong tokens 429; it listens on 127.0.0.1 only; a stdio entry
+forwards to it while it runs and serves on its own when it does not."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import free_port
+from helpers import mcp_session
+
+REPO = Path(__file__).resolve().parent.parent
+CLIENTS = REPO / "tests" / "ts_client"
+INSPECTOR = CLIENTS / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build"
+NODE = shutil.which("node")
+TOOLS = ["plaud_get", "plaud_list", "plaud_notes", "plaud_search", "plaud_sign_in",
+         "plaud_sign_out", "plaud_transcript"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A ``serve --http`` on the sample (indexed first), waited for on its own record."""
+    root = tmp_path_factory.mktemp("http")
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(root / "home"), "PLAUD_CLIENT": "mock",
+           "PLAUD_EMBEDDER": "mock"}
+    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
+                   capture_output=True, cwd=REPO, timeout=300, env=env)
+    port = free_port()
+    log = (root / "serve.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
+                               "--port", str(port)], cwd=REPO, env=env, stderr=log,
+                              stdout=subprocess.DEVNULL)
+    record = root / "home" / "http-server.json"
+    deadline = time.monotonic() + 120
+    while not record.exists():  # written once it listens
+        assert server.poll() is None and time.monotonic() < deadline, \
+            (root / "serve.log").read_text()
+        time.sleep(0.1)
+    token = (root / "home" / "http-token").read_text().strip()
+    yield {"url": f"http://127.0.0.1:{port}/mcp", "port": port, "token": token, "env": env,
+           "home": root / "home", "log": root / "serve.log"}
+    server.terminate()
+    server.wait(30)
+
+
+async def python_client(url: str, token: str) -> dict[str, Any]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http, \
+            streamable_http_client(url, http_client=http) as streams, \
+            ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        tools = sorted(t.name for t in (await session.list_tools()).tools)
+        found = await session.call_tool("plaud_search", {"query": "Q3 budget decision"})
+        return {"tools": tools, "top": found.structured_content["results"][0]["title"]}
+
+
+def node_client(url: str, token: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(NODE), "client.mjs", "--http", url], cwd=CLIENTS, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "MCP_TOKEN": token,
+                                 "QUERY": "Q3 budget decision"})
+
+
+def inspector(url: str, token: str, *args: str) -> subprocess.Popen[str]:
+    # (run from its build folder: it finds its own package.json from the working directory)
+    return subprocess.Popen([str(NODE), "index.js", url, "--transport", "http", "--header",
+                             f"Authorization: Bearer {token}", *args], cwd=INSPECTOR,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed: the TypeScript SDK's client "
+                    "and the Inspector CLI cannot run (the Python client's test still runs)")
+def test_three_kinds_of_client_search_one_server_at_the_same_time(
+        served: dict[str, Any]) -> None:
+    assert INSPECTOR.is_dir(), "run bash .ci/setup (npm ci in tests/ts_client)"
+    url, token = served["url"], served["token"]
+    ts = node_client(url, token)
+    listing = inspector(url, token, "--method", "tools/list")
+    asked = inspector(url, token, "--method", "tools/call", "--tool-name", "plaud_search",
+                      "--tool-arg", "query=Q3 budget decision")
+    python = anyio.run(python_client, url, token)  # while the three Node ones run
+    outs = [p.communicate(timeout=120) for p in (ts, listing, asked)]
+    assert all(p.returncode == 0 for p in (ts, listing, asked)), outs
+    assert python == {"tools": TOOLS, "top": "Q3 budget review"}
+    answer = json.loads(outs[0][0])
+    assert answer["tools"] == TOOLS
+    assert answer["search"]["structured"]["results"][0]["title"] == "Q3 budget review"
+    assert sorted(t["name"] for t in json.loads(outs[1][0])["tools"]) == TOOLS
+    result = json.loads(outs[2][0])
+    assert result["structuredContent"]["results"][0]["title"] == "Q3 budget review"
+
+
+def test_the_python_client_alone(served: dict[str, Any]) -> None:
+    found = anyio.run(python_client, served["url"], served["token"])
+    assert found == {"tools": TOOLS, "top": "Q3 budget review"}
+
+
+def post(url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], str]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, dict(answer.headers), answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, dict(refused.headers), refused.read().decode()
+
+
+def test_the_guards_refuse_what_they_must(served: dict[str, Any]) -> None:
+    url, token = served["url"], served["token"]
+    status, headers, _ = post(url, {})
+    assert status == 401 and headers["www-authenticate"].startswith("Bearer ")
+    status, headers, _ = post(url, {"Authorization": "Bearer " + "x" * 43})
+    assert status == 401 and 'error="invalid_token"' in headers["www-authenticate"]
+    ok = {"Authorization": f"Bearer {token}"}
+    assert post(url, {**ok, "Origin": "https://evil.example"})[0] == 403
+    assert post(url, {**ok, "Host": "evil.example"})[0] == 421
+    assert post(url, {**ok, "Origin": f"http://localhost:{served['port']}"})[0] == 200
+    assert post(url, ok)[0] == 200
+    log = served["log"].read_text()
+    assert token not in log and "x" * 43 not in log  # no token in the server's log
+
+
+def test_it_listens_on_loopback_only(served: dict[str, Any]) -> None:
+    others = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None,
+                                                        socket.AF_INET)} - {"127.0.0.1"}
+    with socket.create_connection(("127.0.0.1", served["port"]), timeout=5):
+        pass
+    for address in others:  # the machine's other addresses do not answer
+        with pytest.raises(OSError):
+            socket.create_connection((address, served["port"]), timeout=2).close()
+
+
+def test_many_wrong_tokens_from_one_address_are_slowed_down_a_good_one_still_passes(
+        served: dict[str, Any]) -> None:
+    statuses = [post(served["url"], {"Authorization": f"Bearer wrong-{k}"})[0]
+                for k in range(12)]
+    assert statuses[0] in (401, 429) and statuses[-1] == 429
+    assert set(statuses[:statuses.index(429)]) <= {401}
+    assert post(served["url"], {"Authorization": f"Bearer {served['token']}"})[0] == 200
+
+
+def test_a_stdio_entry_forwards_to_the_shared_server_and_serves_alone_without_it(
+        served: dict[str, Any], tmp_path: Path) -> None:
+    async def ask(env: dict[str, str]) -> tuple[str, int]:
+        async with mcp_session(env) as session:
+            found = await session.call_tool("plaud_search", {"query": "Q3 budget decision"})
+            children = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True,
+                                      text=True).stdout.split()
+            stdio = [p for p in children  # the session's server: `python -m plaud_index`
+                     if Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"plaud_index\0")]
+            assert len(stdio) == 1, stdio
+            rss = int(Path(f"/proc/{stdio[0]}/status").read_text().split("VmRSS:")[1].split()[0])
+            return found.structured_content["results"][0]["title"], rss
+
+    title, rss_kb = anyio.run(ask, served["env"])
+    assert title == "Q3 budget review"
+    assert rss_kb < 60_000, f"{rss_kb} kB: this stdio process did not forward"
+    alone = {**served["env"], "PLAUD_INDEX_HOME": str(tmp_path / "other-home")}
+    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
+                   capture_output=True, cwd=REPO, timeout=300, env=alone)
+    title, rss_kb = anyio.run(ask, alone)  # no shared server for this home: its own
+    assert title == "Q3 budget review" and rss_kb > 60_000

@@ -1,0 +1,315 @@
+"""Remote access (``serve --http --public-url``), loopback standing in for the tunnel: the
+SDK's OAuth client registers and asks, and gets a token only once the owner approves (on
+the loopback-only page, or with the one-time code ``serve`` printed); reaching the pages
+grants nothing; a forged, expired, other-audience or revoked token, a replayed code or
+refresh token and an unregistered redirect are all refused."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+REDIRECT = "http://127.0.0.1:9/callback"
+
+
+def two_free_ports() -> int:
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return int(port)
+    raise RuntimeError("no two free ports in a row")
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    root = tmp_path_factory.mktemp("remote")
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(root / "home"), "PLAUD_CLIENT": "mock",
+           "PLAUD_EMBEDDER": "mock"}
+    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
+                   capture_output=True, cwd=REPO, timeout=300, env=env)
+    port = two_free_ports()
+    base = f"http://127.0.0.1:{port}"
+    log = root / "serve.log"
+    server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http", "--port",
+                               str(port), "--public-url", base], cwd=REPO, env=env,
+                              stderr=log.open("w"), stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (root / "home" / "http-server.json").exists():
+        assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    yield {"base": base, "url": f"{base}/mcp", "admin": f"http://127.0.0.1:{port + 1}",
+           "log": log, "home": root / "home", "env": env}
+    server.terminate()
+    server.wait(30)
+
+
+def request(url: str, data: dict[str, str] | bytes | None = None,
+            headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    """One request, redirects not followed (a browser's first hop)."""
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    body = urllib.parse.urlencode(data).encode() if isinstance(data, dict) else data
+    req = urllib.request.Request(url, data=body, headers=headers or {})
+    try:
+        with urllib.request.build_opener(Stay).open(req, timeout=30) as answer:
+            return answer.status, dict(answer.headers), answer.read().decode()
+    except urllib.error.HTTPError as other:
+        return other.code, dict(other.headers), other.read().decode()
+
+
+def owner_sees(log: Path, after: int) -> tuple[str, str]:
+    """What ``serve`` told the owner about the newest request: its approval link and
+    one-time code."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        said = re.findall(r"on this machine: (\S+/approve/\S+) .*one-time code (\d{6})",
+                          log.read_text()[after:])
+        if said:
+            return said[-1][0], said[-1][1]
+        time.sleep(0.1)
+    raise AssertionError(log.read_text()[-2000:])
+
+
+def approve_at_the_machine(link: str) -> None:
+    status, _, page = request(link)
+    assert status == 200 and "Approve" in page
+    nonce = re.search(r"name=nonce value=([\w-]+)", page)
+    assert nonce is not None
+    assert request(link, {"nonce": "forged", "decision": "approve"})[0] == 403
+    status, _, page = request(link, {"nonce": nonce.group(1), "decision": "approve"})
+    assert status == 200 and "You approved" in page
+
+
+def test_the_sdk_oauth_client_gets_a_token_only_after_the_owner_approves(
+        remote: dict[str, Any]) -> None:
+    from mcp import ClientSession
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthToken
+
+    class Memory:
+        tokens: OAuthToken | None = None
+        client: Any = None
+
+        async def get_tokens(self) -> OAuthToken | None:
+            return self.tokens
+
+        async def set_tokens(self, tokens: OAuthToken) -> None:
+            self.tokens = tokens
+
+        async def get_client_info(self) -> Any:
+            return self.client
+
+        async def set_client_info(self, info: Any) -> None:
+            self.client = info
+
+    storage, seen = Memory(), {}
+    start = len(remote["log"].read_text())
+
+    async def browser_opens(url: str) -> None:
+        status, headers, _ = await anyio.to_thread.run_sync(request, url)
+        assert status == 302 and "/consent/" in headers["location"], (status, headers)
+        seen["consent"] = headers["location"]
+
+    async def browser_returns() -> AuthorizationCodeResult:
+        consent = seen["consent"]
+        status, _, page = await anyio.to_thread.run_sync(request, consent)
+        assert status == 200 and "waits for the owner" in page  # reaching it grants nothing
+        assert storage.tokens is None
+        link, _ = await anyio.to_thread.run_sync(owner_sees, remote["log"], start)
+        await anyio.to_thread.run_sync(approve_at_the_machine, link)
+        status, headers, _ = await anyio.to_thread.run_sync(request, consent)
+        assert status == 302 and headers["location"].startswith(REDIRECT)
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(headers["location"]).query)
+        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
+
+    provider = OAuthClientProvider(
+        server_url=remote["url"], storage=storage, redirect_handler=browser_opens,
+        callback_handler=browser_returns,
+        client_metadata=OAuthClientMetadata(client_name="Remote test client",
+                                            redirect_uris=[REDIRECT],
+                                            grant_types=["authorization_code",
+                                                         "refresh_token"],
+                                            response_types=["code"],
+                                            token_endpoint_auth_method="none"))
+
+    async def session() -> tuple[list[str], str]:
+        async with create_mcp_http_client(auth=provider) as http, \
+                streamable_http_client(remote["url"], http_client=http) as streams, \
+                ClientSession(streams[0], streams[1]) as client:
+            await client.initialize()
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            found = await client.call_tool("plaud_search", {"query": "Q3 budget decision"})
+            return tools, found.structured_content["results"][0]["title"]
+
+    tools, top = anyio.run(session)
+    assert "plaud_search" in tools and top == "Q3 budget review"
+    assert storage.tokens is not None and storage.tokens.expires_in == 15 * 60
+    remote["client"], remote["tokens"] = storage.client, storage.tokens
+    listed = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--list-clients",
+                             "--json"], capture_output=True, text=True, cwd=REPO,
+                            env=remote["env"], timeout=60)
+    clients = json.loads(listed.stdout)
+    assert [c["name"] for c in clients] == ["Remote test client"] and clients[0]["approved"]
+
+
+def bearer(remote: dict[str, Any], token: str) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}).encode()
+    return request(remote["url"], body, {"Authorization": f"Bearer {token}",
+                                         "Content-Type": "application/json",
+                                         "Accept": "application/json, text/event-stream"})[0]
+
+
+def signed(remote: dict[str, Any], **claims: Any) -> str:
+    """An access token signed with this server's key: what a thief of the key could make,
+    or a token of another time or another server."""
+    key = (remote["home"] / "remote-key").read_bytes()
+    body = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+    mac = base64.urlsafe_b64encode(hmac.new(key, body.encode(), hashlib.sha256).digest())
+    return f"pim1.{body}.{mac.decode().rstrip('=')}"
+
+
+def test_forged_expired_and_other_audience_tokens_are_refused(remote: dict[str, Any]) -> None:
+    if "tokens" not in remote:
+        pytest.skip("needs the approved client of the previous test")
+    good = remote["tokens"].access_token
+    assert bearer(remote, good) == 200
+    client_id = remote["client"].client_id
+    now = int(time.time())
+    forged = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
+    assert bearer(remote, forged) == 401
+    assert bearer(remote, "pim1." + secrets.token_urlsafe(40) + "." + secrets.token_urlsafe(32)) \
+        == 401
+    assert bearer(remote, signed(remote, cid=client_id, aud=remote["url"], exp=now - 1,
+                                 iat=now - 901, jti="x", scp=[])) == 401
+    assert bearer(remote, signed(remote, cid=client_id, aud="https://other.example/mcp",
+                                 exp=now + 600, iat=now, jti="y", scp=[])) == 401
+    assert bearer(remote, signed(remote, cid=client_id, aud=remote["url"], exp=now + 600,
+                                 iat=time.time(), jti="z", scp=[])) == 200  # a check
+
+
+def register(remote: dict[str, Any], name: str) -> dict[str, Any]:
+    status, _, body = request(f"{remote['base']}/register", json.dumps({
+        "client_name": name, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"]}).encode(), {"Content-Type": "application/json"})
+    assert status == 201, body
+    return dict(json.loads(body))
+
+
+def authorize(remote: dict[str, Any], client_id: str, redirect: str = REDIRECT
+              ) -> tuple[int, dict[str, str], str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()
+                                         ).decode().rstrip("=")
+    remote["verifier"] = verifier
+    return request(f"{remote['base']}/authorize?" + urllib.parse.urlencode({
+        "response_type": "code", "client_id": client_id, "redirect_uri": redirect,
+        "code_challenge": challenge, "code_challenge_method": "S256", "state": "s1",
+        "resource": remote["url"]}))
+
+
+def token(remote: dict[str, Any], **form: str) -> tuple[int, dict[str, Any]]:
+    status, _, body = request(f"{remote['base']}/token", form,
+                              {"Content-Type": "application/x-www-form-urlencoded"})
+    return status, json.loads(body)
+
+
+def test_the_one_time_code_approves_and_replays_are_refused(remote: dict[str, Any]) -> None:
+    client = register(remote, "Phone")
+    start = len(remote["log"].read_text())
+    status, headers, _ = authorize(remote, client["client_id"])
+    consent = headers["location"]
+    _, code = owner_sees(remote["log"], start)
+    wrong = str((int(code) + 1) % 10**6).zfill(6)
+    assert request(consent, {"code": wrong})[0] == 200  # counted, nothing granted
+    status, headers, _ = request(consent, {"code": code})
+    assert status == 302
+    granted = urllib.parse.parse_qs(urllib.parse.urlparse(headers["location"]).query)["code"][0]
+    exchange = {"grant_type": "authorization_code", "code": granted, "client_id":
+                client["client_id"], "redirect_uri": REDIRECT,
+                "code_verifier": remote["verifier"]}
+    status, first = token(remote, **exchange)
+    assert status == 200 and first["access_token"] and first["refresh_token"]
+    assert token(remote, **exchange)[0] == 400  # the code again: refused …
+    assert bearer(remote, first["access_token"]) == 401  # … and what it gave, revoked
+    # a fresh approval, then the refresh chain: each refresh token works once
+    start = len(remote["log"].read_text())
+    _, headers, _ = authorize(remote, client["client_id"])
+    link, _ = owner_sees(remote["log"], start)
+    approve_at_the_machine(link)
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(
+        request(headers["location"])[1]["location"]).query)
+    status, pair = token(remote, **{**exchange, "code": query["code"][0],
+                                    "code_verifier": remote["verifier"]})
+    assert status == 200
+    refresh = {"grant_type": "refresh_token", "client_id": client["client_id"]}
+    status, rotated = token(remote, **refresh, refresh_token=pair["refresh_token"])
+    assert status == 200 and rotated["refresh_token"] != pair["refresh_token"]
+    assert bearer(remote, rotated["access_token"]) == 200
+    assert token(remote, **refresh, refresh_token=pair["refresh_token"])[0] == 400  # replay
+    assert token(remote, **refresh, refresh_token=rotated["refresh_token"])[0] == 400
+    assert bearer(remote, rotated["access_token"]) == 401  # the replay revoked the chain
+
+
+def test_five_wrong_codes_deny_and_an_unregistered_redirect_is_refused(
+        remote: dict[str, Any]) -> None:
+    client = register(remote, "Guesser")
+    start = len(remote["log"].read_text())
+    _, headers, _ = authorize(remote, client["client_id"])
+    _, code = owner_sees(remote["log"], start)
+    wrong = str((int(code) + 7) % 10**6).zfill(6)
+    for _ in range(4):
+        assert request(headers["location"], {"code": wrong})[0] == 200
+    status, denied, _ = request(headers["location"], {"code": wrong})
+    assert status == 302 and "error=access_denied" in denied["location"]
+    status, _, _ = request(headers["location"], {"code": code})  # too late: decided
+    assert status == 302 and "error=access_denied" in request(headers["location"])[1][
+        "location"]
+    status, where, _ = authorize(remote, client["client_id"], "https://evil.example/cb")
+    assert status == 400 and "evil.example" not in where.get("location", "")
+
+
+def test_a_revoked_client_loses_its_access(remote: dict[str, Any]) -> None:
+    if "tokens" not in remote:
+        pytest.skip("needs the approved client of the first test")
+    client_id = remote["client"].client_id
+    done = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--revoke",
+                           client_id], capture_output=True, text=True, cwd=REPO,
+                          env=remote["env"], timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert bearer(remote, remote["tokens"].access_token) == 401
+    status, _ = token(remote, grant_type="refresh_token", client_id=client_id,
+                      refresh_token=remote["tokens"].refresh_token)
+    assert status in (400, 401)
