@@ -61,7 +61,8 @@ def test_the_release_workflow_tests_builds_checks_and_publishes_with_oidc() -> N
     assert "release:" in flow and "types: [published]" in flow
     assert "id-token: write" in flow and "pypa/gh-action-pypi-publish" in flow
     assert "password" not in flow and "PYPI_TOKEN" not in flow  # trusted publishing only
-    for step in ("bash .ci/run", "bash .ci/build", "bash .ci/check-wheel"):
+    for step in ("bash .ci/run", "bash .ci/build", "bash .ci/check-wheel",
+                 "bash .ci/build-mcpb && bash .ci/check-mcpb", "gh release upload"):
         assert step in flow
 
 
