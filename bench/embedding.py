@@ -8,6 +8,8 @@ all-MiniLM-L6-v2 and measures:
 - ``load_mb``: resident after the session is made (``VmRSS``);
 - ``query_ms``: median of one short query at a time (tokenise + run + pool), each query a
   new length, as a search server sees them;
+- ``scan_ms``: median of the 100k x 384 float32 scan run right after each query, as every
+  search does: pool threads still spinning after a run take the cores it needs;
 - ``q_rss_mb``: resident after the queries (what a serving process keeps);
 - ``b128`` / ``b256``: chunks per second for batches of 8 x 128 and 4 x 256 tokens (the
   indexer's shapes under its 1024-token batch bound);
@@ -18,7 +20,9 @@ The rows:
 - ``shipped-query`` / ``shipped-passage``: the ``OnnxEmbedder`` of this tree (its query
   session, then its passage session) -- what the product does, so ``bench/ab.py`` can run
   this script against another commit;
-- the option grid: graph optimisation level x memory arena, pool threads not spinning.
+- the option grid: graph optimisation level x memory arena, pool threads spinning inside a
+  run and stopped after it (as shipped); ``basic/arena/no-spin`` never spins and
+  ``basic/arena/spin-on`` keeps spinning after a run (onnxruntime's default).
 Ratios to the floor are printed beside every figure.
 """
 
@@ -48,14 +52,16 @@ from floors import packaged_files, raw_query_embedder  # noqa: E402
 WORDS = ["what", "did", "we", "decide", "about", "the", "budget", "for", "the", "third",
          "quarter", "and", "who", "owns", "the", "launch", "checklist", "database", "outage",
          "root", "cause", "hiring", "plan", "vendor", "contract", "pricing", "review"]
-GRID = {
-    "disable/no-arena": ("ORT_DISABLE_ALL", False),
-    "disable/arena": ("ORT_DISABLE_ALL", True),
-    "basic/no-arena": ("ORT_ENABLE_BASIC", False),
-    "basic/arena": ("ORT_ENABLE_BASIC", True),
-    "extended/no-arena": ("ORT_ENABLE_EXTENDED", False),
-    "all/no-arena": ("ORT_ENABLE_ALL", False),
-    "all/arena": ("ORT_ENABLE_ALL", True),
+GRID = {  # name: (graph optimisation, memory arena, intra-op spinning)
+    "disable/no-arena": ("ORT_DISABLE_ALL", False, "stop"),
+    "disable/arena": ("ORT_DISABLE_ALL", True, "stop"),
+    "basic/no-arena": ("ORT_ENABLE_BASIC", False, "stop"),
+    "basic/arena": ("ORT_ENABLE_BASIC", True, "stop"),
+    "basic/arena/no-spin": ("ORT_ENABLE_BASIC", True, "never"),
+    "basic/arena/spin-on": ("ORT_ENABLE_BASIC", True, "keep"),
+    "extended/no-arena": ("ORT_ENABLE_EXTENDED", False, "stop"),
+    "all/no-arena": ("ORT_ENABLE_ALL", False, "stop"),
+    "all/arena": ("ORT_ENABLE_ALL", True, "stop"),
 }
 ROWS = ["floor", "shipped-query", "shipped-passage", *GRID]
 
@@ -79,9 +85,12 @@ def _session(name: str) -> Any:
     path = str(packaged_files().onnx_path)
     if name == "floor":
         return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    level, arena = GRID[name]
+    level, arena, spin = GRID[name]
     options = ort.SessionOptions()
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning",
+                                     "0" if spin == "never" else "1")
+    if spin == "stop":
+        options.add_session_config_entry("session.force_spinning_stop", "1")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
     options.enable_cpu_mem_arena = arena
@@ -128,11 +137,15 @@ def measure(name: str, count: int) -> dict[str, Any]:
     load_s, load_mb = time.perf_counter() - t0, rss_mb()
     texts = queries(count)
     query("warm up")
-    times = []
+    matrix = np.random.default_rng(1).standard_normal((100_000, 384), dtype=np.float32)
+    times, scans = [], []
     for text in texts:
         t = time.perf_counter()
-        query(text)
+        vector = np.asarray(query(text), dtype=np.float32).reshape(-1)
         times.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        matrix @ vector[:384]
+        scans.append((time.perf_counter() - t) * 1000)
     q_rss = rss_mb()
     throughput = {}
     for rows, width in ((8, 128), (4, 256)):
@@ -142,7 +155,8 @@ def measure(name: str, count: int) -> dict[str, Any]:
             batch(rows, width)
         throughput[f"b{width}"] = round(4 * rows / (time.perf_counter() - t), 1)
     return {"load_s": round(load_s, 2), "load_mb": round(load_mb),
-            "query_ms": round(statistics.median(times), 2), "q_rss_mb": round(q_rss),
+            "query_ms": round(statistics.median(times), 2),
+            "scan_ms": round(statistics.median(scans), 2), "q_rss_mb": round(q_rss),
             **throughput, "peak_mb": round(rss_mb("VmHWM"))}
 
 
@@ -170,7 +184,7 @@ def main() -> int:
         print(json.dumps({"rows": rows}, indent=2))
         return 0
     floor = rows["floor"]
-    keys = ["query_ms", "load_mb", "q_rss_mb", "b128", "b256", "peak_mb"]
+    keys = ["query_ms", "scan_ms", "load_mb", "q_rss_mb", "b128", "b256", "peak_mb"]
     print(f"{'session':18s}" + "".join(f"{k:>16s}" for k in keys))
     for name, row in rows.items():
         cells = [f"{row[k]} ({row[k] / floor[k]:.2f}x)" if floor[k] else str(row[k])

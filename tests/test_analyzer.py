@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from plaud_index.index.analyzer import _WORD as EVERY_WORD  # the definition of a word
 from plaud_index.index.analyzer import (
     MAX_TERM_CHARS,
     STOPWORDS,
@@ -15,9 +16,11 @@ from plaud_index.index.analyzer import (
     has_searchable_text,
     normalize,
     query_terms,
+    term_hits,
     term_spans,
     tokenize,
 )
+from plaud_index.index.analyzer import _words as words  # its fast path
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -105,3 +108,27 @@ def test_any_text_analyses_without_error_and_terms_are_bounded(text: str) -> Non
     for offset, term in term_spans(text):
         assert 0 <= offset <= len(text) and 0 < len(term) <= MAX_TERM_CHARS
     query_terms(text)
+
+
+# Letters, combining marks (Latin and Devanagari), apostrophes and spaceless scripts, packed.
+_MIXED = st.text(st.sampled_from("abc éü'’ \u0301\u0308x1_-.ñ中文字한국어\u0903\u093e"),
+                 max_size=24)
+
+
+@given(st.one_of(st.text(max_size=200), _MIXED))
+def test_the_fast_path_finds_exactly_the_words_of_the_full_definition(text: str) -> None:
+    assert [(m.start(), m.group()) for m in words(text)] == [
+        (m.start(), m.group()) for m in EVERY_WORD.finditer(text)]
+
+
+@given(st.one_of(st.text(max_size=200), _MIXED), st.data())
+def test_term_hits_are_the_offsets_term_spans_gives_for_those_terms(text: str,
+                                                                     data: st.DataObject) -> None:
+    spans = list(term_spans(text))
+    wanted = data.draw(st.sets(st.sampled_from([t for _, t in spans]))) if spans else set()
+    assert term_hits(text, wanted) == sorted({at for at, term in spans if term in wanted})
+
+
+def test_a_combining_accent_stays_inside_its_word() -> None:
+    assert tokenize("cafe\u0301 budget") == ["café", "cafe", "budget"]
+    assert term_hits("the cafe\u0301 budget", {"cafe", "budget"}) == [4, 10]

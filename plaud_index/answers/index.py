@@ -60,7 +60,7 @@ class IndexReader:
 
     def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
         self.config = config
-        self.state = SyncStateStore(config.home)
+        self.state = SyncStateStore(config.home, cached=True)
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()

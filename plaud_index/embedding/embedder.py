@@ -102,13 +102,17 @@ def session_options(ort: Any, threads: int | None = None) -> Any:
     - The memory arena on: with the weights folded it holds only activations, so a hundred
       queries of many lengths leave the process where it was, and batches run 10-30%
       faster than without it.
-    - Pool threads that do not spin after a run: spinning took the cores the vector scan
-      that follows needs (on 2 cores it ran 2-3x slower).
+    - Pool threads that spin during a run and stop when it ends
+      (``session.force_spinning_stop``): inside a run the threads hand work to each other
+      without sleeping (a short query 15-20% faster, at a bare session's speed), and after
+      it they take none of the cores the vector scan that follows needs (threads left
+      spinning after a run made a 100k scan 2x slower on 2 cores; bench/embedding.py).
     """
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.enable_cpu_mem_arena = True
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    options.add_session_config_entry("session.force_spinning_stop", "1")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     if threads:
         options.intra_op_num_threads = threads
@@ -176,7 +180,9 @@ class OnnxEmbedder:
         return self._embed([self.spec.passage_prefix + t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self._embed([self.spec.query_prefix + text])[0]
+        """One text, the shortest path: no batch to sort or pad (every search pays this)."""
+        encoding = self._tokenizer.encode(self.spec.query_prefix + text)
+        vector: np.ndarray = self._run([encoding])[0]
         return vector
 
     def embed_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..index.analyzer import term_spans
+from ..index.analyzer import term_hits
 
 SNIPPET_CHARS = 240
 # Words that carry no content on their own, in the languages meetings are most held in.
@@ -79,11 +79,9 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     Returns the snippet (whitespace collapsed, lines joined by " / ": turns and note
     headings stay apart) and the offset in ``text`` of the match it is built around (the
     first term in the line holding most of the run; that line is the moment's utterance)."""
-    def allowed(pos: int) -> bool:
-        return focus is None or any(lo <= pos < hi for lo, hi in focus)
-
-    hits = list(dict.fromkeys(pos for pos, term in term_spans(text)
-                              if term in terms and allowed(pos)))
+    hits = term_hits(text, terms)
+    if focus is not None:
+        hits = [pos for pos in hits if any(lo <= pos < hi for lo, hi in focus)]
     reach = width * 2 // 3
     if hits:
         best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))

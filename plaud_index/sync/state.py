@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -111,12 +112,35 @@ def parse_state(data: object, label: str) -> SyncState:
     return SyncState(**values)
 
 
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 class SyncStateStore:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, cached: bool = False) -> None:
+        """``cached``: a reader's store (the server reads the state several times per
+        answer): the file is parsed again only when it was replaced (every write replaces
+        it, so its inode, size and time say when)."""
         self.home = home
         self.path = home / FILE
+        self._cached = cached
+        self._memo: tuple[object, SyncState] | None = None
 
     def read(self) -> SyncState:
+        if not self._cached:
+            return self._read()
+        key = _stat_key(self.path), _stat_key(self.home / FAILED)
+        if self._memo is not None and self._memo[0] == key:
+            return self._memo[1]
+        state = self._read()
+        self._memo = (key, state)
+        return state
+
+    def _read(self) -> SyncState:
         state = self._read_state()
         failed = self._read_failed()
         if failed and float(failed.get("last_attempt") or 0) >= (state.last_attempt or 0):
