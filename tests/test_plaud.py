@@ -29,8 +29,9 @@ from plaud_index.errors import (
     PlaudUpstreamError,
 )
 from plaud_index.plaud.api import PlaudClient
-from plaud_index.plaud.auth import TokenManager, authorize_url, exchange_code, login
+from plaud_index.plaud.auth import authorize_url, exchange_code, login
 from plaud_index.plaud.documents import normalize_recording
+from plaud_index.plaud.refresh import TokenManager
 from plaud_index.plaud.settings import PlaudSettings, plaud_settings
 from plaud_index.plaud.tokens import FileTokenStore, Tokens, migrate_legacy
 from plaud_index.plaud.transport import Transport

@@ -18,7 +18,7 @@ from plaud_index.errors import PlaudUpstreamError
 from plaud_index.index.store import open_snapshot
 from plaud_index.plaud import PlaudSource
 from plaud_index.plaud.api import PlaudClient
-from plaud_index.plaud.auth import TokenManager
+from plaud_index.plaud.refresh import TokenManager
 from plaud_index.plaud.settings import plaud_settings
 from plaud_index.plaud.tokens import default_store
 from plaud_index.plaud.transport import Transport

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plaud_index.errors import ConfigError
-from plaud_index.setup import jsonc
+from plaud_index.setup import jsonc, jsonc_edit
 from plaud_index.setup.client_config import apply, plan
 from plaud_index.setup.clients import client, stdio_entry
 
@@ -193,7 +193,7 @@ def test_the_only_bytes_that_change_are_our_entry(
         if ours_before:
             document["mcpServers"]["plaud-index"] = {"command": "old", "args": []}
     text = json.dumps(document, indent=indent, ensure_ascii=False)
-    new = jsonc.set_member(text, ("mcpServers",), "plaud-index", OURS, comments=False)
+    new = jsonc_edit.set_member(text, ("mcpServers",), "plaud-index", OURS, comments=False)
     assert json.loads(new)["mcpServers"]["plaud-index"] == OURS
     rest = json.loads(new)
     rest["mcpServers"].pop("plaud-index")

@@ -21,7 +21,7 @@ def _when(epoch: Any, config: Config) -> str:
 
 
 def cmd_serve(args: argparse.Namespace, config: Config) -> int:
-    from ..server.remote_auth import list_clients, revoke_client
+    from ..server.remote_ledger import list_clients, revoke_client
 
     if args.list_clients:
         clients = list_clients(config.home)

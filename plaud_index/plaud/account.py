@@ -19,7 +19,8 @@ from ..errors import PlaudAuthError, PlaudIndexError, PlaudUnreachableError, Tok
 from ..fsio import read_state_file, write_json_atomic
 from ..reports import AuthStatus
 from .api import PlaudClient
-from .auth import TokenManager, login
+from .auth import login
+from .refresh import TokenManager
 from .settings import PlaudConfig
 from .source import token_store
 from .transport import Transport

@@ -88,8 +88,8 @@ def make_source(config: PlaudConfig) -> RecordingSource:
     """The mock corpus with ``PLAUD_CLIENT=mock``; the web API with ``PLAUD_API_TOKEN``;
     otherwise the signed-in Plaud account."""
     from .api import PlaudClient
-    from .auth import TokenManager
     from .mock import MockClient
+    from .refresh import TokenManager
     from .tokens import migrate_legacy
     from .transport import Transport
     from .web_api import WebClient

@@ -13,22 +13,18 @@ listener bound to loopback, which no tunnel forwards) or types the one-time code
   again (a replay) revokes everything that client holds;
 - an authorization code works once; presented again it revokes what it gave.
 Clients, approvals and refresh tokens (hashed) live in ``<home>/remote-clients.json``
-(0600); ``serve --list-clients`` shows them, ``--revoke`` ends one.
+(0600, ``remote_ledger``); ``serve --list-clients`` shows them, ``--revoke`` ends one.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
-import json
 import logging
-import os
 import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,25 +38,15 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from ..fsio import read_state_file, write_json_atomic
+from .remote_ledger import Ledger, LedgerFile, digest, sign, signed_claims, signing_key
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "remote-clients.json"
-KEY_FILE = "remote-key"
 ACCESS_S = 15 * 60
 REFRESH_S = 30 * 24 * 3600
 CODE_S = 5 * 60
 PENDING_S = 10 * 60
 CODE_TRIES = 5
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 @dataclass
@@ -79,14 +65,6 @@ class Pending:
     redirect: str | None = None  # where the browser goes once decided
 
 
-@dataclass
-class Ledger:
-    """What lasts across restarts: clients, their approval, their refresh tokens."""
-
-    clients: dict[str, dict[str, Any]] = field(default_factory=dict)
-    refresh: dict[str, dict[str, Any]] = field(default_factory=dict)  # digest -> record
-
-
 class RemoteAuthority:
     def __init__(self, home: Path, public_url: str, announce: Callable[[Pending], None],
                  local_token: str, clock: Callable[[], float] = time.time) -> None:
@@ -94,56 +72,23 @@ class RemoteAuthority:
         self.local_token = local_token  # the machine's own clients keep working
         self.issuer = public_url.rstrip("/")
         self.resource = f"{self.issuer}/mcp"
-        self.key = self._key()
+        self.key = signing_key(home)
         self.pending: dict[str, Pending] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.used_codes: dict[str, str] = {}  # code digest -> client id
         self._lock = threading.Lock()
-        self._stamp: float = -1.0
-        self.ledger = Ledger()
-        self._load()
+        self._file = LedgerFile(home)
 
-    # -- persistence -----------------------------------------------------------------
-    def _key(self) -> bytes:
-        path = self.home / KEY_FILE
-        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
-                key = fh.read(64)
-            if len(key) == 32:
-                return key
-            path.unlink()
-            return self._key()
-        key = secrets.token_bytes(32)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(key)
-        return key
+    @property
+    def ledger(self) -> Ledger:
+        return self._file.ledger
 
     def _load(self) -> None:
         """The ledger as the file has it (``--revoke`` from another process changes it)."""
-        path = self.home / STATE_FILE
-        try:
-            stamp = path.stat().st_mtime
-        except FileNotFoundError:
-            return
-        if stamp == self._stamp:
-            return
-        try:
-            data = json.loads(read_state_file(path))
-            self.ledger = Ledger(dict(data.get("clients", {})), dict(data.get("refresh", {})))
-        except (OSError, ValueError, AttributeError) as exc:
-            log.warning("Cannot read %s (%s): no remote client is authorised", path, exc)
-            self.ledger = Ledger()
-        self._stamp = stamp
+        self._file.current()
 
     def _save(self) -> None:
-        path = self.home / STATE_FILE
-        write_json_atomic(path, {"clients": self.ledger.clients,
-                                 "refresh": self.ledger.refresh})
-        os.chmod(path, 0o600)
-        self._stamp = path.stat().st_mtime
+        self._file.save()
 
     # -- registration ----------------------------------------------------------------
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
@@ -234,8 +179,8 @@ class RemoteAuthority:
                                       authorization_code: str) -> AuthorizationCode | None:
         with self._lock:
             code = self.codes.get(authorization_code)
-            if code is None and _digest(authorization_code) in self.used_codes:
-                replayed = self.used_codes[_digest(authorization_code)]
+            if code is None and digest(authorization_code) in self.used_codes:
+                replayed = self.used_codes[digest(authorization_code)]
                 log.warning("An authorization code was presented twice: everything it gave "
                             "is revoked")
                 self._revoke_client_tokens(replayed)
@@ -249,7 +194,7 @@ class RemoteAuthority:
         with self._lock:
             if self.codes.pop(authorization_code.code, None) is None:
                 raise TokenError("invalid_grant", "authorization code already used")
-            self.used_codes[_digest(authorization_code.code)] = str(client.client_id)
+            self.used_codes[digest(authorization_code.code)] = str(client.client_id)
             return self._issue(str(client.client_id), authorization_code.scopes,
                                authorization_code.resource or self.resource)
 
@@ -258,11 +203,10 @@ class RemoteAuthority:
         now = int(self.clock())
         claims = {"cid": client_id, "aud": resource, "exp": now + ACCESS_S,
                   "iat": self.clock(), "jti": secrets.token_urlsafe(8), "scp": scopes}
-        body = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        access = f"pim1.{body}.{_b64(hmac.new(self.key, body.encode(), 'sha256').digest())}"
+        access = sign(self.key, claims)
         refresh = secrets.token_urlsafe(32)
         self._load()
-        self.ledger.refresh[_digest(refresh)] = {"cid": client_id, "exp": now + REFRESH_S,
+        self.ledger.refresh[digest(refresh)] = {"cid": client_id, "exp": now + REFRESH_S,
                                                  "scp": scopes, "aud": resource,
                                                  "used": None}
         self._save()
@@ -273,7 +217,7 @@ class RemoteAuthority:
                                  refresh_token: str) -> RefreshToken | None:
         with self._lock:
             self._load()
-            record = self.ledger.refresh.get(_digest(refresh_token))
+            record = self.ledger.refresh.get(digest(refresh_token))
             if record is None or record["cid"] != client.client_id:
                 return None
             if record.get("used"):  # a replay: someone else holds this chain
@@ -292,7 +236,7 @@ class RemoteAuthority:
                                      scopes: list[str]) -> OAuthToken:
         with self._lock:
             self._load()
-            record = self.ledger.refresh.get(_digest(refresh_token.token))
+            record = self.ledger.refresh.get(digest(refresh_token.token))
             if record is None or record.get("used"):
                 raise TokenError("invalid_grant", "refresh token already used")
             record["used"] = self.clock()  # rotated: single use
@@ -312,16 +256,8 @@ class RemoteAuthority:
     def claims(self, token: str) -> dict[str, Any] | None:
         """A valid access token's claims: our signature, not expired, for this server, its
         client still authorised; ``None`` for anything else."""
-        try:
-            prefix, body, signature = token.split(".")
-            expected = _b64(hmac.new(self.key, body.encode(), "sha256").digest())
-            if prefix != "pim1" or not hmac.compare_digest(signature.encode(),
-                                                           expected.encode()):
-                return None
-            claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        except (ValueError, UnicodeError):
-            return None
-        if not isinstance(claims, dict) or claims.get("aud") != self.resource or \
+        claims = signed_claims(self.key, token)
+        if claims is None or claims.get("aud") != self.resource or \
                 not isinstance(claims.get("exp"), int) or claims["exp"] < self.clock():
             return None
         with self._lock:
@@ -349,32 +285,3 @@ class RemoteAuthority:
             record["tokens_revoked"] = self.clock()
         self._save()
 
-
-def list_clients(home: Path) -> list[dict[str, Any]]:
-    """Every registered client: id, name, approved, revoked (``serve --list-clients``)."""
-    try:
-        data = json.loads(read_state_file(home / STATE_FILE))
-    except (OSError, ValueError):
-        return []
-    return [{"client_id": cid, "name": record.get("info", {}).get("client_name"),
-             "registered": record.get("registered"), "approved": record.get("approved"),
-             "revoked": record.get("revoked")}
-            for cid, record in dict(data.get("clients", {})).items()]
-
-
-def revoke_client(home: Path, client_id: str, clock: Callable[[], float] = time.time) -> bool:
-    """``serve --revoke``: the client's approval and every token it holds end."""
-    path = home / STATE_FILE
-    try:
-        data = json.loads(read_state_file(path))
-    except (OSError, ValueError):
-        return False
-    record = data.get("clients", {}).get(client_id)
-    if record is None:
-        return False
-    record["revoked"] = clock()
-    data["refresh"] = {k: v for k, v in data.get("refresh", {}).items()
-                       if v.get("cid") != client_id}
-    write_json_atomic(path, data)
-    os.chmod(path, 0o600)
-    return True

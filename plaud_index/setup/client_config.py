@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from . import jsonc, toml_edit
+from . import jsonc, jsonc_edit, toml_edit
 from .clients import SERVER, Client, client, merged_entry
 from .launch import shell_word
 from .user_files import UserFile, read_user_file, write_user_file
@@ -97,8 +97,8 @@ def _edit(spec: Client, text: str, entry: dict[str, Any] | None) -> str:
             toml_edit.remove_table(text, path)
     comments = spec.fmt == "jsonc"
     if entry is None:
-        return jsonc.remove_member(text, spec.container, SERVER, comments)
-    return jsonc.set_member(text, spec.container, SERVER, entry, comments)
+        return jsonc_edit.remove_member(text, spec.container, SERVER, comments)
+    return jsonc_edit.set_member(text, spec.container, SERVER, entry, comments)
 
 
 def plan(name: str, path: Path, entry: dict[str, Any] | None,
