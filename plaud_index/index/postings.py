@@ -114,8 +114,10 @@ def bm25(
         doclen = np.concatenate([p.doclen for p, _ in segments]).astype(np.float32)
     n_live = int(live.sum())
     everything = n_live == len(live)  # no filter: no row of a posting list to drop
+    # float32 both sides: a float64 dot goes to a threaded BLAS routine that, on a busy
+    # machine, waits 10-20 ms for its threads (bench/profile_search.py, speaker filter)
     avgdl = float(doclen.mean() if everything else
-                  np.dot(doclen.astype(np.float64), live) / n_live) or 1.0
+                  np.dot(doclen, live.astype(np.float32)) / n_live) or 1.0
     scratch: np.ndarray | None = None
     for term in terms:
         found = [hit for postings, offset in segments
