@@ -27,9 +27,9 @@ PURE = {"errors", "models", "results", "reports", "search", "index.analyzer", "c
         "setup.health", "redact", "render_reading", "sync.progress", "search.snippets", "clock",
         "search.browse",
         "search.transcript", "search.topk", "search.notes", "search.reading", "search.cursors",
-        "search.moments", "cleaning",
+        "search.moments", "search.collapse", "cleaning",
         "sync.policy", "sync.recordings", "plaud.documents", "plaud.fields", "plaud.notes",
-        "plaud.settings", "setup.jsonc", "setup.toml_edit",
+        "plaud.settings", "setup.jsonc", "setup.jsonc_edit", "setup.toml_edit",
         "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
 IO_MODULES = {"os", "resource", "socket", "urllib.request", "urllib.error", "http",

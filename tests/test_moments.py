@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from helpers import build_snapshot, dev_meetings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plaud_index.index.records import ChunkRow
 from plaud_index.plaud.mock import to_detail
@@ -16,6 +18,7 @@ from plaud_index.search import moments as moments_module
 from plaud_index.search.browse import people, person_key
 from plaud_index.search.moments import MOMENTS, filler_only, moment_room, quote_width
 from plaud_index.search.rank import make_request, search
+from plaud_index.search.snippets import _densest_run as densest_run
 from plaud_index.search.snippets import make_snippet
 
 
@@ -156,3 +159,14 @@ def test_real_meetings_answer_without_repeats_other_labels_or_filler(
             assert not (label and label.group(1) in names), m
             assert not filler_only(m.snippet, tuple(names)) or len(hit.moments) == 1, m
 
+
+
+@given(st.lists(st.integers(0, 2000), max_size=40), st.integers(1, 400))
+def test_the_densest_run_is_the_first_hit_with_most_hits_within_reach(hits: list[int],
+                                                                       reach: int) -> None:
+    hits = list(dict.fromkeys(hits))  # offsets come once each, almost always ascending
+    for order in (sorted(hits), hits):
+        if order:
+            counts = [sum(1 for h in order[i:] if h - order[i] <= reach)
+                      for i in range(len(order))]
+            assert densest_run(order, reach) == counts.index(max(counts))

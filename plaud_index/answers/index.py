@@ -135,12 +135,12 @@ class IndexReader:
             with self._snapshot_lock:
                 self._key = None  # the next call opens (and checks) the index again
             raise
-        return replace(ranking, hits=[self.local_hit(replace(hit, fetch=fetch_hint(hit.path)))
-                                      for hit in ranking.hits])
+        return replace(ranking, hits=[self.local_hit(hit) for hit in ranking.hits])
 
     def local_hit(self, hit: Hit) -> Hit:
+        """A hit as it is answered: its times in the user's zone, and how to fetch it."""
         local, utc = stamps(self.config.zone, hit.created_at)
-        return replace(hit, created_at=local, created_at_utc=utc)
+        return replace(hit, created_at=local, created_at_utc=utc, fetch=fetch_hint(hit.path))
 
     def today(self) -> Today:
         return today(self.config.zone, datetime.now(timezone.utc))

@@ -55,12 +55,17 @@ def _is_mark(char: str) -> bool:
     return unicodedata.category(char)[0] == "M"  # Mn, Mc, Me: the marks of _MARKS
 
 
-def _words(text: str) -> Iterator[re.Match[str]]:
-    """``_WORD``'s matches: ``_PLAIN_WORD``'s where the text holds no combining mark (told
-    from its distinct characters, a few dozen), else ``_WORD`` itself."""
+def _word_pattern(text: str) -> re.Pattern[str]:
+    """``_WORD``, or ``_PLAIN_WORD`` where it finds the same words: the text holds no
+    combining mark (told from its distinct characters, a few dozen)."""
     if text.isascii() or not any(_is_mark(c) for c in set(text) if c >= "\u0300"):
-        return _PLAIN_WORD.finditer(text)
-    return _WORD.finditer(text)
+        return _PLAIN_WORD
+    return _WORD
+
+
+def _words(text: str) -> Iterator[re.Match[str]]:
+    """``_WORD``'s matches in ``text``."""
+    return _word_pattern(text).finditer(text)
 
 
 _SPACELESS_RANGES = (
@@ -190,22 +195,71 @@ def term_spans(text: str, *, query: bool = False) -> Iterator[tuple[int, str]]:
 
 
 def term_hits(text: str, terms: set[str] | frozenset[str]) -> list[int]:
-    """The offsets in ``text`` of the terms of ``terms`` it holds, in order, each once:
-    what a snippet is built around. The same analysis as ``term_spans``, in one loop
-    (it runs for every chunk an answer quotes)."""
-    hits: list[int] = []
-    cached, last = _cached_word_terms, -1
-    for match in _words(text):
+    """The offsets in ``text`` of the terms of ``terms`` it holds, each once, in the order
+    ``term_spans`` gives them: what a snippet is built around. The same analysis, cheaper
+    (it runs for every chunk an answer quotes): each distinct word is analysed once, and
+    the text is walked word by word only when one of them holds a term."""
+    if text.isascii():
+        return _ascii_hits(text, terms)
+    pattern = _word_pattern(text)
+    holding = {raw for raw in set(pattern.findall(text))
+               if any(term in terms for _, term in _text_word_terms(raw))}
+    if not holding:
+        return []
+    hits: dict[int, None] = {}  # first seen first (a word's terms need not ascend)
+    for match in pattern.finditer(text):
         raw = match.group()
-        found = cached(raw, False) if len(raw) <= CACHED_WORD_CHARS else \
-            _raw_word_terms(raw, False)
-        for offset, term in found:
+        if raw in holding:
+            for offset, term in _text_word_terms(raw):
+                if term in terms:
+                    hits[match.start() + offset] = None
+    return list(hits)
+
+
+def _ascii_hits(text: str, terms: set[str] | frozenset[str]) -> list[int]:
+    """``term_hits`` of an ASCII text, from where the terms' letters occur in it. An ASCII
+    word's terms are pieces of the word lowercased, each whole or as a stem (a prefix, or
+    a prefix and "y": parties → party), so a word can hold a term only where the term's
+    stem occurs; only those words are analysed, in text order."""
+    lowered = text.lower()
+    starts: set[int] = set()
+    for term in terms:
+        # "party" may be "parties": _stem's "ies" → "y" leaves three letters at least
+        stem = term[:-1] if len(term) >= 4 and term.endswith("y") else term
+        if not stem or not stem.isascii():
+            continue  # no ASCII word has such a term
+        at = lowered.find(stem)
+        while at >= 0:
+            starts.add(_ascii_word_start(text, at))
+            at = lowered.find(stem, at + 1)
+    hits: dict[int, None] = {}
+    for start in sorted(starts):
+        match = _PLAIN_WORD.match(text, start)
+        if match is None:
+            continue  # the stem began in no word (its letters were punctuation)
+        for offset, term in _text_word_terms(match.group()):
             if term in terms:
-                position = match.start() + offset
-                if position != last:
-                    hits.append(position)
-                    last = position
-    return hits
+                hits[start + offset] = None
+    return list(hits)
+
+
+def _ascii_word_start(text: str, at: int) -> int:
+    """Where ``_PLAIN_WORD``'s word holding ``at`` begins, in ASCII text: back over
+    letters and digits, and over an apostrophe that has one on each side (don't)."""
+    while at > 0:
+        before = text[at - 1]
+        if before.isalnum() or (before == "'" and at > 1 and text[at - 2].isalnum()
+                                and text[at].isalnum()):
+            at -= 1
+        else:
+            break
+    return at
+
+
+def _text_word_terms(raw: str) -> tuple[tuple[int, str], ...]:
+    """A text word's terms, remembered for the words short enough to recur."""
+    return _cached_word_terms(raw, False) if len(raw) <= CACHED_WORD_CHARS else \
+        _raw_word_terms(raw, False)
 
 
 def _raw_word_terms(raw: str, query: bool) -> tuple[tuple[int, str], ...]:

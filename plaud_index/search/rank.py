@@ -6,10 +6,10 @@ Scores, all in [0, 1], higher is better, comparable only within one query:
   filtered rows; ``hybrid`` (default) ``VECTOR_WEIGHT * semantic + (1 -
   VECTOR_WEIGHT) * keyword``, where ``semantic`` is the cosine rescaled so the
   query's best passage is 1 and its 300th best is 0.
-- a recording's score: its best chunk plus ``SUPPORT_WEIGHT`` times each of its
-  next ``SUPPORT_CHUNKS`` best chunks (a meeting that keeps returning to the
-  topic beats one passing mention), divided by the largest possible total.
-  Recordings under ``RELEVANCE_FLOOR`` times the best recording's score are dropped.
+- a recording's score: its best chunk plus a little for each of its next best
+  chunks (``collapse``: a meeting that keeps returning to the topic beats one
+  passing mention), in [0, 1]. Recordings under ``RELEVANCE_FLOOR`` times the
+  best recording's score are dropped.
 The weights were chosen on the retrieval benchmark (README, "Retrieval quality").
 """
 
@@ -26,6 +26,7 @@ from ..index.analyzer import has_searchable_text, query_terms
 from ..index.postings import bm25, present_terms
 from ..index.snapshot import SOURCE_CODES, Snapshot
 from ..results import Hit, Moment
+from .collapse import collapse
 from .moments import moment_room, pick_moments, quote_width
 from .topk import masked, rescale_top, top_k
 
@@ -36,8 +37,6 @@ MODES = ("hybrid", "vector", "keyword")
 SOURCES = ("any", "transcript", "notes")
 SOURCE_KINDS = ("any", "plaud", "folder")
 VECTOR_WEIGHT = 0.2
-SUPPORT_WEIGHT = 0.2
-SUPPORT_CHUNKS = 4
 CANDIDATES = 300  # chunks considered before collapsing to recordings
 # Recordings scoring under this share of the best one are dropped: on the dev benchmark no
 # relevant recording in a top 10 scores under 0.4 of its query's best (bench/retrieval.py
@@ -259,16 +258,10 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
     terms = set(query_terms(request.query))
     coverage = len(present_terms(snapshot.keyword_segments(), terms, mask)) / len(terms) \
         if terms else None
-    by_recording: dict[int, list[int]] = {}
-    for row in top:
-        if scores[row] <= 0:
-            break
-        by_recording.setdefault(int(snapshot.row_recording[row]), []).append(int(row))
-    ranked = sorted(((recording_score(scores, rows), index, rows)
-                     for index, rows in by_recording.items()), key=lambda item: -item[0])
+    ranked = collapse(scores, top, snapshot.row_recording, request.limit)
     floor = floor * ranked[0][0] if ranked else 0.0
     hits: list[Hit] = []
-    for score, rec_index, rows in ranked[: request.limit]:
+    for score, rec_index, rows in ranked:
         if score < floor:
             break
         rec = snapshot.recordings[rec_index]
@@ -281,12 +274,6 @@ def rank(snapshot: Snapshot, request: SearchRequest, query_vector: np.ndarray | 
                         if dense is not None else None, source_kind=rec.source_kind,
                         path=rec.origin or None, folders=rec.folders))
     return Ranking(hits, best, coverage)
-
-
-def recording_score(scores: np.ndarray, rows: list[int]) -> float:
-    """Best chunk plus a little for each further supporting chunk, scaled to [0, 1]."""
-    best, support = float(scores[rows[0]]), [float(scores[r]) for r in rows[1:1 + SUPPORT_CHUNKS]]
-    return (best + SUPPORT_WEIGHT * sum(support)) / (1 + SUPPORT_WEIGHT * SUPPORT_CHUNKS)
 
 
 def overview(snapshot: Snapshot, file_id: str, count: int = MOMENTS) -> tuple[Moment, ...]:

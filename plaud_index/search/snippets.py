@@ -12,6 +12,7 @@ quote matched by meaning alone opens at the first turn that says something. Pure
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 
 from ..index.analyzer import term_hits
@@ -32,8 +33,12 @@ def filler_only(quote: str, speakers: Sequence[str] = ()) -> bool:
     """Is there nothing but filler in ``quote`` (speaker labels aside)?"""
     for name in speakers:
         quote = quote.replace(f"{name}: ", " ")
-    words = _WORDS.findall(quote.casefold())
-    return bool(words) and all(w in FILLER for w in words)
+    said = False
+    for word in _WORDS.finditer(quote.casefold()):  # most quotes fail at their first word
+        if word.group() not in FILLER:
+            return False
+        said = True
+    return said
 
 
 def first_said(text: str, speakers: Sequence[str]) -> int:
@@ -84,7 +89,7 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         hits = [pos for pos in hits if any(lo <= pos < hi for lo, hi in focus)]
     reach = width * 2 // 3
     if hits:
-        best = max(range(len(hits)), key=lambda i: sum(1 for h in hits[i:] if h - hits[i] <= reach))
+        best = _densest_run(hits, reach)
         run = [h for h in hits[best:] if h - hits[best] <= reach]
         first, last = _densest_line(text, run), run[-1]
     elif focus:
@@ -113,6 +118,16 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         label = next((f"{n}: " for n in speakers if n and body.startswith(f"{n}: ")), "")
         body = f"{label}…{body[len(label):]}"
     return body + ("…" if end < len(text) else ""), first
+
+
+def _densest_run(hits: list[int], reach: int) -> int:
+    """The hit that begins the run holding most later hits within ``reach`` of it (the
+    first such). Hits almost always ascend: then each count is one binary search."""
+    if all(a < b for a, b in zip(hits, hits[1:], strict=False)):
+        counts = [bisect_right(hits, hit + reach, i) - i for i, hit in enumerate(hits)]
+    else:  # a word whose terms do not ascend (an elided word repeated inside itself)
+        counts = [sum(1 for h in hits[i:] if h - hit <= reach) for i, hit in enumerate(hits)]
+    return counts.index(max(counts))
 
 
 def _densest_line(text: str, run: list[int]) -> int:
