@@ -107,7 +107,7 @@ def profile(home: Path, modes: list[str], rounds: int) -> dict[str, Any]:
     raw = raw_query_embedder()
     floor = scan_ms(matrix) + median_ms(raw, QUERIES * 2)
     result: dict[str, Any] = {"floor_ms": round(floor, 2), "chunks": int(len(matrix)),
-                              "sequence_ms": sequence_ms(raw, matrix, QUERIES * 2)}
+                              "sequence_ms": sequence_ms(matrix, QUERIES * 2)}
     for mode in modes:
         per_search: dict[str, list[float]] = defaultdict(list)
         for query in QUERIES * rounds:

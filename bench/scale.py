@@ -196,7 +196,7 @@ def measure_queries(home: Path) -> dict[str, Any]:
     return {"p50_ms": p50, "p95_ms": p95, "scan_ms": scan_ms(matrix),
             "embed_ms": median_ms(service.embedder.embed_query, queries),
             "raw_embed_ms": median_ms(raw, queries),
-            "sequence_ms": sequence_ms(raw, matrix, queries)}
+            "sequence_ms": sequence_ms(matrix, queries)}
 
 
 def measure_spawn(home: Path) -> dict[str, Any]:
