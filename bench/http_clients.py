@@ -117,6 +117,18 @@ def http_connect(url: str, token: str) -> Any:
     return connect
 
 
+def wait_for_server(record: Path, server: subprocess.Popen[bytes]) -> None:
+    """Until ``server`` itself says it listens (a record of the one before may linger)."""
+    while True:
+        assert server.poll() is None, "serve --http exited"
+        try:
+            if json.loads(record.read_text()).get("pid") == server.pid:
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+
+
 def summary(times: list[float], memory_kb: int) -> dict[str, float]:
     ordered = sorted(times)
     return {"p50_ms": round(statistics.median(ordered), 2),
@@ -144,8 +156,7 @@ def main() -> int:
         server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
                                    "--port", str(port)], cwd=REPO, env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while not (home / "http-server.json").exists():
-            time.sleep(0.1)
+        wait_for_server(home / "http-server.json", server)
         token = (home / "http-token").read_text().strip()
         times = anyio.run(run_clients, n, args.queries,
                           http_connect(f"http://127.0.0.1:{port}/mcp", token))
