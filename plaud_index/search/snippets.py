@@ -91,7 +91,8 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     if hits:
         best = _densest_run(hits, reach)
         run = [h for h in hits[best:] if h - hits[best] <= reach]
-        first, last = _densest_line(text, run), run[-1]
+        first = _past_filler(text, _densest_line(text, run), speakers, focus)
+        last = max(run[-1], first)
     elif focus:
         first = last = focus[0][0]  # the speaker's first line
     else:  # nothing to centre on (a match by meaning only): the passage from its first
@@ -118,6 +119,28 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
         label = next((f"{n}: " for n in speakers if n and body.startswith(f"{n}: ")), "")
         body = f"{label}…{body[len(label):]}"
     return body + ("…" if end < len(text) else ""), first
+
+
+def _past_filler(text: str, at: int, speakers: Sequence[str],
+                 focus: list[tuple[int, int]] | None) -> int:
+    """``at``, unless its line says nothing but filler ("PhD D: Uh, yeah.", matched by its
+    label alone): then where the next line of the same speaker that says something begins,
+    else the next such line of anyone's (within ``focus`` when given), so the moment is a
+    line with words in it, under its own speaker's name."""
+    number = text.count("\n", 0, at)
+    who = speakers[number] if number < len(speakers) else None
+    offset = text.rfind("\n", 0, at) + 1
+    anyone = None
+    for k, line in enumerate(text[offset:].split("\n"), start=number):
+        inside = focus is None or any(lo <= offset < hi for lo, hi in focus)
+        if inside and not filler_only(line, speakers):
+            if k == number:
+                return at
+            if who is None or (k < len(speakers) and speakers[k] == who):
+                return offset
+            anyone = offset if anyone is None else anyone
+        offset += len(line) + 1
+    return at if anyone is None else anyone
 
 
 def _densest_run(hits: list[int], reach: int) -> int:
