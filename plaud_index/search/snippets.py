@@ -127,19 +127,21 @@ def _past_filler(text: str, at: int, speakers: Sequence[str],
     label alone): then where the next line of the same speaker that says something begins,
     else the next such line of anyone's (within ``focus`` when given), so the moment is a
     line with words in it, under its own speaker's name."""
-    number = text.count("\n", 0, at)
-    who = speakers[number] if number < len(speakers) else None
     offset = text.rfind("\n", 0, at) + 1
+    number = text.count("\n", 0, offset)
+    who = speakers[number] if number < len(speakers) else None
     anyone = None
-    for k, line in enumerate(text[offset:].split("\n"), start=number):
+    while offset <= len(text):  # line by line: most matched lines say something
+        end = text.find("\n", offset)
+        end = len(text) if end < 0 else end
         inside = focus is None or any(lo <= offset < hi for lo, hi in focus)
-        if inside and not filler_only(line, speakers):
-            if k == number:
+        if inside and not filler_only(text[offset:end], speakers):
+            if offset <= at:
                 return at
-            if who is None or (k < len(speakers) and speakers[k] == who):
+            if who is None or (number < len(speakers) and speakers[number] == who):
                 return offset
             anyone = offset if anyone is None else anyone
-        offset += len(line) + 1
+        offset, number = end + 1, number + 1
     return at if anyone is None else anyone
 
 
