@@ -62,6 +62,17 @@ def test_an_answer_status_and_doctor_say_the_same_of_a_first_sync(
     assert "refreshed only when you run" not in doctor
 
 
+def test_a_stopped_first_sync_fails_doctor_and_status_gives_both_figures(
+        half_synced: Config, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nobody holds the lock: the first sync stopped at 15 of 20 with 13 searchable.
+    doctor said "All checks passed" (exit 0), status "Recordings: 13" beside "15 of 20"."""
+    code, doctor = run_cli(capsys, "doctor")
+    _, status_text = run_cli(capsys, "status")
+    assert code == 1 and "All checks passed" not in doctor
+    assert "the first sync stopped" in doctor
+    assert "at 15 of 20 recordings done, 13 searchable" in status_text
+
+
 def test_counts_are_said_in_the_right_number(config: Config) -> None:
     from plaud_index.render import index_line
     from plaud_index.results import IndexInfo
