@@ -156,16 +156,18 @@ def main() -> int:
         server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
                                    "--port", str(port)], cwd=REPO, env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_server(home / "http-server.json", server)
-        token = (home / "http-token").read_text().strip()
-        times = anyio.run(run_clients, n, args.queries,
-                          http_connect(f"http://127.0.0.1:{port}/mcp", token))
-        out[f"http_{n}"] = summary(times, peak_kb(server.pid))
-        times = anyio.run(run_clients, n, args.queries, stdio_connect(env))  # forwarding
-        forwarders = run_clients.memory_kb  # type: ignore[attr-defined]
-        out[f"forwarded_{n}"] = summary(times, forwarders + peak_kb(server.pid))
-        server.terminate()
-        server.wait(30)
+        try:  # a failure must not leave the server running
+            wait_for_server(home / "http-server.json", server)
+            token = (home / "http-token").read_text().strip()
+            times = anyio.run(run_clients, n, args.queries,
+                              http_connect(f"http://127.0.0.1:{port}/mcp", token))
+            out[f"http_{n}"] = summary(times, peak_kb(server.pid))
+            times = anyio.run(run_clients, n, args.queries, stdio_connect(env))  # forwarding
+            forwarders = run_clients.memory_kb  # type: ignore[attr-defined]
+            out[f"forwarded_{n}"] = summary(times, forwarders + peak_kb(server.pid))
+        finally:
+            server.terminate()
+            server.wait(30)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
