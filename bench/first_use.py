@@ -99,6 +99,8 @@ async def server_timeline(env: dict[str, str], until_complete: bool,
                     "progress": index.get("progress"), "results": len(data.get("results", ()))})
                 if until_complete and index.get("complete"):
                     break
+                if len(events) >= 10 and all(e["error"] for e in events[-10:]):
+                    raise SystemExit(f"ten errors in a row, the last: {events[-1]['error']}")
                 if until_complete:
                     await asyncio.sleep(max(0.0, 2.0 - (time.monotonic() - asked)))
     first = next((e for e in events if e["results"]), None)
