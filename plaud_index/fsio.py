@@ -16,7 +16,7 @@ import os
 import resource
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -97,6 +97,26 @@ def open_private(path: Path) -> IO[bytes]:
     os.ftruncate(fd, 0)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "wb")
+
+
+def own_secret(path: Path, make: Callable[[], bytes], usable: Callable[[bytes], bool]) -> bytes:
+    """A secret of the home, made once: created exclusively (0600, never through a link,
+    so two processes agree on one), else read back; one that is not ``usable`` (damaged,
+    cut short) is replaced by a new one."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
+            held = fh.read(4096)
+        if usable(held):
+            return held
+        path.unlink()
+        return own_secret(path, make, usable)
+    secret = make()
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(secret)
+    return secret
 
 
 def open_own_log(path: Path, rotate_at: int) -> tuple[IO[bytes], int]:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import os
 import secrets
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
+
+from ..fsio import own_secret
 
 log = logging.getLogger(__name__)
 
@@ -37,23 +38,11 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def local_token(home: Path) -> str:
-    """The bearer token local clients use, made once (0600, never through a link)."""
-    path = home / TOKEN_FILE
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as fh:
-            token = fh.read(256).decode("ascii", "replace").strip()
-        if len(token) >= 32:
-            return token
-        path.unlink()  # damaged: a new one (clients' entries are written again by install)
-        return local_token(home)
-    token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(token.encode())
-    return token
+    """The bearer token local clients use, made once (0600, never through a link); a
+    damaged one is replaced (clients' entries are written again by ``install``)."""
+    token = own_secret(home / TOKEN_FILE, lambda: secrets.token_urlsafe(32).encode(),
+                       lambda held: len(held.decode("ascii", "replace").strip()) >= 32)
+    return token.decode("ascii", "replace").strip()
 
 
 def same(given: str, expected: str) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..fsio import read_state_file, write_json_atomic
+from ..fsio import own_secret, read_state_file, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -42,22 +42,10 @@ def _b64(data: bytes) -> str:
 
 
 def signing_key(home: Path) -> bytes:
-    """This home's token key, made on first use (``O_EXCL``: two servers agree on one)."""
-    path = home / KEY_FILE
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
-            key = fh.read(64)
-        if len(key) == 32:
-            return key
-        path.unlink()  # damaged: a new key only signs out remote clients
-        return signing_key(home)
-    key = secrets.token_bytes(32)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key)
-    return key
+    """This home's token key, made on first use; a damaged one is replaced (that only
+    signs remote clients out)."""
+    return own_secret(home / KEY_FILE, lambda: secrets.token_bytes(32),
+                      lambda held: len(held) == 32)
 
 
 def sign(key: bytes, claims: dict[str, Any]) -> str:
