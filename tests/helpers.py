@@ -204,3 +204,30 @@ def assert_one_cycle_heals(capsys: Any) -> None:
     assert json.loads(text[text.index("{"):])["index"]["recordings"] == SAMPLE_RECORDINGS
     code, text = run_cli(capsys, "status")
     assert code == 0 and "Health:       ok" in text, text
+
+
+@contextmanager
+def http_server(root: Path, port: int, *options: str) -> Iterator[dict[str, Any]]:
+    """``serve --http --port PORT [options]`` on the bundled sample (indexed first, with the
+    hash embedder) in ``root/home``, waited for on the record it writes once it listens;
+    stopped on exit. Yields its ``env``, ``home``, ``log`` and ``token``."""
+    home = root / "home"
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock",
+           "PLAUD_EMBEDDER": "mock"}
+    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
+                   capture_output=True, cwd=REPO, timeout=300, env=env)
+    log = root / "serve.log"
+    with log.open("w") as err:
+        server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
+                                   "--port", str(port), *options], cwd=REPO, env=env,
+                                  stderr=err, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "http-server.json").exists():
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        yield {"env": env, "home": home, "log": log,
+               "token": (home / "http-token").read_text().strip()}
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -12,7 +12,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import free_port
-from helpers import mcp_session
+from helpers import http_server, mcp_session
 
 REPO = Path(__file__).resolve().parent.parent
 CLIENTS = REPO / "tests" / "ts_client"
@@ -35,27 +34,9 @@ TOOLS = ["plaud_get", "plaud_list", "plaud_notes", "plaud_search", "plaud_sign_i
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A ``serve --http`` on the sample (indexed first), waited for on its own record."""
-    root = tmp_path_factory.mktemp("http")
-    env = {**os.environ, "PLAUD_INDEX_HOME": str(root / "home"), "PLAUD_CLIENT": "mock",
-           "PLAUD_EMBEDDER": "mock"}
-    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
-                   capture_output=True, cwd=REPO, timeout=300, env=env)
     port = free_port()
-    log = (root / "serve.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
-                               "--port", str(port)], cwd=REPO, env=env, stderr=log,
-                              stdout=subprocess.DEVNULL)
-    record = root / "home" / "http-server.json"
-    deadline = time.monotonic() + 120
-    while not record.exists():  # written once it listens
-        assert server.poll() is None and time.monotonic() < deadline, \
-            (root / "serve.log").read_text()
-        time.sleep(0.1)
-    token = (root / "home" / "http-token").read_text().strip()
-    yield {"url": f"http://127.0.0.1:{port}/mcp", "port": port, "token": token, "env": env,
-           "home": root / "home", "log": root / "serve.log"}
-    server.terminate()
-    server.wait(30)
+    with http_server(tmp_path_factory.mktemp("http"), port) as server:
+        yield {**server, "url": f"http://127.0.0.1:{port}/mcp", "port": port}
 
 
 async def python_client(url: str, token: str) -> dict[str, Any]:

@@ -10,7 +10,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 import subprocess
@@ -25,6 +24,7 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers import http_server
 
 REPO = Path(__file__).resolve().parent.parent
 REDIRECT = "http://127.0.0.1:9/callback"
@@ -48,25 +48,11 @@ def two_free_ports() -> int:
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    root = tmp_path_factory.mktemp("remote")
-    env = {**os.environ, "PLAUD_INDEX_HOME": str(root / "home"), "PLAUD_CLIENT": "mock",
-           "PLAUD_EMBEDDER": "mock"}
-    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
-                   capture_output=True, cwd=REPO, timeout=300, env=env)
     port = two_free_ports()
     base = f"http://127.0.0.1:{port}"
-    log = root / "serve.log"
-    server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http", "--port",
-                               str(port), "--public-url", base], cwd=REPO, env=env,
-                              stderr=log.open("w"), stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not (root / "home" / "http-server.json").exists():
-        assert server.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
-    yield {"base": base, "url": f"{base}/mcp", "admin": f"http://127.0.0.1:{port + 1}",
-           "log": log, "home": root / "home", "env": env}
-    server.terminate()
-    server.wait(30)
+    with http_server(tmp_path_factory.mktemp("remote"), port, "--public-url", base) as server:
+        yield {**server, "base": base, "url": f"{base}/mcp",
+               "admin": f"http://127.0.0.1:{port + 1}"}
 
 
 def request(url: str, data: dict[str, str] | bytes | None = None,
