@@ -47,6 +47,7 @@ DEFAULT_INTERVAL_MS = 5 * 60_000
 MIN_INTERVAL_MS = 30_000
 MAX_INTERVAL_MS = 6 * 3_600_000
 INDEX_DIR = "vector-index"  # under the home
+HTTP_PORT = 8788  # serve --http, and the client entries that point at it
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
 _INTERVAL_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..config import load_config
+from ..config import HTTP_PORT, load_config
 from ..errors import InvalidQueryError, PlaudIndexError, UnknownRecordingError
 from ..fsio import raise_open_file_limit
 from ..redact import RedactingFilter, redact
@@ -45,6 +45,13 @@ def setup_logging(verbose: bool) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def _http_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--http`` (what it does for this command) and the port of the shared server."""
+    parser.add_argument("--http", action="store_true", help=what)
+    parser.add_argument("--port", type=int, default=HTTP_PORT,
+                        help=f"the HTTP server's port (default {HTTP_PORT})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,10 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--install", action="store_true",
                    help="add it to the client's config file (only our entry changes; the "
                    "old file is backed up first)")
-    p.add_argument("--http", action="store_true",
-                   help="point the client at the shared HTTP server (serve --http), with its "
-                   "bearer token, where the client speaks HTTP")
-    p.add_argument("--port", type=int, default=8788, help="the HTTP server's port")
+    _http_options(p, "point the client at the shared HTTP server (serve --http), with its "
+                  "bearer token, where the client speaks HTTP")
     p.set_defaults(func=cmd_config)
 
     p = add("install", help="add this server to every MCP client on this machine")
@@ -185,10 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also install the indexer agent without asking")
     agent.add_argument("--no-agent", dest="agent", action="store_false",
                        help="do not install the indexer agent")
-    p.add_argument("--http", action="store_true",
-                   help="also run the shared HTTP server at login (launchd/systemd), and point "
-                   "the clients that speak HTTP at it")
-    p.add_argument("--port", type=int, default=8788, help="the HTTP server's port")
+    _http_options(p, "also run the shared HTTP server at login (launchd/systemd), and point "
+                  "the clients that speak HTTP at it")
     p.set_defaults(func=cmd_install)
 
     p = add("uninstall", help="remove this server's entry from every MCP client")
@@ -197,9 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_uninstall)
 
     p = add("serve", help="the MCP server: stdio, or --http for every client at once")
-    p.add_argument("--http", action="store_true",
-                   help="streamable HTTP on 127.0.0.1 (a bearer token in <home>/http-token)")
-    p.add_argument("--port", type=int, default=8788, help="the HTTP port (default 8788)")
+    _http_options(p, "streamable HTTP on 127.0.0.1 (a bearer token in <home>/http-token)")
     p.add_argument("--host", default="127.0.0.1",
                    help="the address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--public-url", metavar="URL",

@@ -27,7 +27,7 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, Re
 from pydantic import AnyHttpUrl
 
 from .. import __version__
-from ..config import Config
+from ..config import HTTP_PORT, Config
 from ..errors import ConfigError
 from ..fsio import read_state_file, write_json_atomic
 from .app import build_server, server_process, warm_up
@@ -37,7 +37,6 @@ from .remote_auth import Pending, RemoteAuthority
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PORT = 8788
 RUNNING = "http-server.json"
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -81,7 +80,7 @@ def announce(admin: str) -> Any:
     return say
 
 
-def serve_http(config: Config, port: int = DEFAULT_PORT, host: str = "127.0.0.1",
+def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
                public_url: str | None = None) -> int:
     if host not in LOOPBACK:
         log.warning("Listening on %s: other machines can reach this server (the bearer token "
