@@ -27,8 +27,9 @@ PURE = {"errors", "models", "results", "reports", "search", "index.analyzer", "c
         "setup.health", "redact", "render_reading", "sync.progress", "search.snippets", "clock",
         "search.browse",
         "search.transcript", "search.topk", "search.notes", "search.reading", "search.cursors",
-        "search.moments", "search.collapse", "cleaning",
-        "sync.policy", "sync.recordings", "plaud.documents", "plaud.fields", "plaud.notes",
+        "search.moments", "search.collapse", "cleaning", "intervals",
+        "sync.policy", "sync.pace", "sync.recordings", "plaud.documents", "plaud.fields",
+        "plaud.notes",
         "plaud.settings", "setup.jsonc", "setup.jsonc_edit", "setup.toml_edit",
         "index.snapshot", "index.postings",
         "index.records", "index.values", "mirror.document", "mirror.names", "server.jsonrpc_guard"}
@@ -202,10 +203,10 @@ def top(module: str) -> str:
 # index → search) and the core below it, the two processes (sync, server) and the wiring
 # and edges above. Type-only imports count: a loop through hints is still a loop.
 CORE = {"errors", "models", "results", "reports", "clock", "zones", "fsio", "redact", "cleaning",
-        "procs", "__init__"}
+        "procs", "intervals", "__init__"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(), "models": set(), "results": set(), "reports": set(), "redact": set(),
-    "cleaning": set(), "procs": set(), "__init__": set(),
+    "cleaning": set(), "procs": set(), "intervals": set(), "__init__": set(),
     "clock": {"results"}, "zones": {"clock"}, "fsio": {"errors"},
     "plaud": CORE, "folders": CORE, "chunker": CORE,
     "embedding": CORE | {"chunker", "index"},

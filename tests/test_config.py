@@ -5,14 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from plaud_index.config import (
+from plaud_index.config import build_config, interval_banner, load_config
+from plaud_index.intervals import (
     DEFAULT_INTERVAL_MS,
     MAX_INTERVAL_MS,
     MIN_INTERVAL_MS,
-    build_config,
     format_interval,
-    interval_banner,
-    load_config,
     parse_interval,
 )
 

@@ -44,7 +44,7 @@ from .index import IndexReader
 log = logging.getLogger(__name__)
 
 # How soon a question on an empty index is worth asking again: a first sync commits its
-# first recording within about this (sync.work.FIRST_COMMIT_S, with room for the fetch).
+# first recording within about this (sync.pace.FIRST_COMMIT_S, with room for the fetch).
 ASK_AGAIN_S = 15
 CONSISTENT_TRIES = 3  # reads of state, snapshot, state until no sync ended in between
 

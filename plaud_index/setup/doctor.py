@@ -18,8 +18,9 @@ from urllib.parse import urlparse
 
 from ..answers import make_embedder
 from ..answers.index import IndexReader
-from ..config import Config, format_interval, passthrough_env
+from ..config import Config, passthrough_env
 from ..errors import PlaudIndexError
+from ..intervals import format_interval
 from ..plaud import auth_status
 from ..render import mirror_line
 from ..reports import Check

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import format_interval
+from ..intervals import format_interval
 from ..models import UNREADABLE_FOLDER
 from ..reports import Health
 from ..sync.progress import SyncProgress, ago

@@ -4,7 +4,8 @@ commit when it is due, and keep the progress everyone reads true while it happen
 ``Indexer`` (``indexer.py``) plans the cycle around this: what to fetch, what to
 delete, what to remember. Commits are bounded by time, embedding included: the
 first comes as soon as the first recording is ready, later ones every
-``commit_seconds`` (or ``commit_every`` recordings). When the time is up while
+``commit_seconds`` (or ``commit_every`` recordings; ``pace.py`` says when one is
+owed). When the time is up while
 one very long recording is still being embedded, what it has so far goes in as
 a partial recording (see ``_put_partial``) that a later commit completes.
 """
@@ -18,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chunker import Chunker
-from ..config import format_interval
 from ..errors import (
     PlaudAuthError,
     PlaudIndexError,
@@ -29,17 +29,18 @@ from ..errors import (
 )
 from ..index.records import PARTIAL, IndexedRecording
 from ..index.writer import IndexWriter
+from ..intervals import format_interval
 from ..models import Recording
 from ..plaud import RecordingSource
 from ..redact import redact
 from .embedding import EmbedQueue
+from .pace import Pace, commit_owed
 from .policy import failed_again
 from .progress import SyncProgress
 from .recordings import content_hash, indexed_record
 
 log = logging.getLogger(__name__)
 
-FIRST_COMMIT_S = 10.0  # a first recording still unfinished by then goes in partly
 PROGRESS_S = 1.0  # the sync state's progress is refreshed about this often
 # Recordings failing on Plaud's side one after another before the cycle calls it an outage
 # (one broken recording is that recording's problem: API.md §8, a 500 for one id).
@@ -270,33 +271,14 @@ class CycleWork:
             or self._due() or self.since_commit + len(self.queue.waiting) >= self.commit_every
 
     def _due(self) -> bool:
-        """Is a commit owed? After ``commit_seconds`` (the first: ``FIRST_COMMIT_S``, which
-        only matters when no recording is ready yet) or ``commit_every`` recordings."""
-        budget = self.commit_seconds if self.counts["commits"] else \
-            min(self.commit_seconds, FIRST_COMMIT_S)
-        # owed now if what comes before the next chance to commit and the commit itself (as
-        # long as the longest yet) would take it past the budget: what a reader sees is the
-        # commit's end
-        ahead = self._next_step_s() + self.commit_s
-        return self.clock() - self.last_commit + ahead >= budget or \
-            self.since_commit >= self.commit_every
-
-    def _next_step_s(self) -> float:
-        """Seconds until ``_due`` is asked again, on this cycle's averages. With a full group
-        waiting that is the group; otherwise the next recording is fetched and the group
-        it fills embedded before the commit (the run loop embeds what waits before a due
-        commit), so both count: taking only the larger overshot 30 s by a group's time.
-        A group is counted at 1.5x the mean time per chunk: chunk lengths vary."""
-        group = self.queue.group_chunks
-        embedded = self.counts["chunks_embedded"]
-        per_chunk = 1.5 * self.embed_s / embedded if embedded else 0.0
-        if self.queue.fresh >= group:
-            return per_chunk * group
-        if not self.fetched:
-            return per_chunk * self.queue.fresh
-        new_chunks = self.chunks_seen / self.fetched
-        return self.fetch_s / self.fetched + \
-            per_chunk * min(self.queue.fresh + new_chunks, group)
+        """Is a commit owed (``pace.commit_owed``, on this cycle's figures so far)?"""
+        return commit_owed(Pace(
+            commit_seconds=self.commit_seconds, commit_every=self.commit_every,
+            commits=self.counts["commits"], since_last_s=self.clock() - self.last_commit,
+            since_commit=self.since_commit, longest_commit_s=self.commit_s,
+            group_chunks=self.queue.group_chunks, fresh=self.queue.fresh,
+            embedded=self.counts["chunks_embedded"], embed_s=self.embed_s,
+            fetched=self.fetched, chunks_seen=self.chunks_seen, fetch_s=self.fetch_s))
 
     def _commit_if_due(self) -> None:
         """The first commit of a cycle as soon as a recording is ready, later ones when
