@@ -5,9 +5,9 @@ commit when it is due, and keep the progress everyone reads true while it happen
 delete, what to remember. Commits are bounded by time, embedding included: the
 first comes as soon as the first recording is ready, later ones every
 ``commit_seconds`` (or ``commit_every`` recordings; ``pace.py`` says when one is
-owed). When the time is up while
-one very long recording is still being embedded, what it has so far goes in as
-a partial recording (see ``_put_partial``) that a later commit completes.
+owed). When the time is up while one very long recording is still being embedded,
+what it has so far goes in as a partial recording (see ``_put_partial``) that a later
+commit completes.
 """
 
 from __future__ import annotations
