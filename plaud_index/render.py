@@ -57,7 +57,8 @@ def render_search(result: SearchResult, terminal: bool = False) -> str:
     for rank, hit in enumerate(result.results, 1):
         where = f"  file {hit.path}" if hit.path else ""
         lines.append(f"\n{rank}. {hit.title}  [{when(hit.created_at)}]  "
-                     f"score {hit.score:.3f}  file_id {hit.file_id}{where}{_in(hit.folders)}")
+                     f"score {hit.score:.3f}  file_id {hit.file_id}{where}"
+                     f"{in_folders(hit.folders)}")
         lines.extend(_moment_line(m, "   ") for m in hit.moments)
     if result.note:
         lines.append(result.note)
@@ -73,7 +74,7 @@ def _who(speakers: tuple[str, ...], more: int) -> str:
     return (", ".join(speakers) or "-") + (f" and {more} more" if more else "")
 
 
-def _in(folders: tuple[str, ...]) -> str:
+def in_folders(folders: tuple[str, ...]) -> str:
     return f"  folder {', '.join(folders)}" if folders else ""
 
 
@@ -111,7 +112,7 @@ def render_recording(info: RecordingInfo, terminal: bool = False) -> str:
     if info.note and not info.title:  # nothing to show yet: what to do instead
         return printable(info.note)
     lines = [f"{info.title}  [{when(info.created_at)}]  file_id {info.file_id}"
-             f"{_in(info.folders)}",
+             f"{in_folders(info.folders)}",
              f"duration {info.duration}; speakers: {_who(info.speakers, info.more_speakers)}; "
              f"notes: {', '.join(info.notes) or '-'}"]
     lines += _marks(info.marks, "", most=20)
@@ -141,7 +142,7 @@ def render_list(listing: RecordingList, terminal: bool = False) -> str:
     for rec in listing.recordings:
         where = f"  file {rec.path}" if rec.path else ""
         lines.append(f"\n- {rec.title}  [{when(rec.created_at)}]  {rec.duration}  "
-                     f"file_id {rec.file_id}{where}{_in(rec.folders)}")
+                     f"file_id {rec.file_id}{where}{in_folders(rec.folders)}")
         lines.append(f"  speakers: {_who(rec.speakers, rec.more_speakers)}; notes: "
                      f"{', '.join(rec.notes) or '-'}")
         lines += _marks(rec.marks, "  ")

@@ -1,12 +1,21 @@
-"""The text rendering of what is read whole: a transcript page, AI notes. Pure.
+"""The text rendering of what is read whole (a transcript page, AI notes) and of the
+people in the recordings. Pure.
 
 Every line passes through ``render.printable`` like the rest of the answers.
 """
 
 from __future__ import annotations
 
-from .render import index_line, more_lines, partial_lines, printable, today_lines, when
-from .results import NoteItem, NotesResult, TranscriptPage
+from .render import (
+    in_folders,
+    index_line,
+    more_lines,
+    partial_lines,
+    printable,
+    today_lines,
+    when,
+)
+from .results import NoteItem, NotesResult, PeopleList, SpeakerNamed, TranscriptPage
 
 _KINDS = {"highlight": "highlight", "mark": "your mark"}
 
@@ -54,3 +63,35 @@ def render_notes(result: NotesResult, terminal: bool = False) -> str:
         lines.append(result.note)
     lines += more_lines(result.next_cursor, terminal, "plaud_notes")
     return printable("\n".join(lines))
+
+
+def render_people(listing: PeopleList, terminal: bool = False) -> str:
+    index = listing.index
+    lines = partial_lines(index)
+    lines += [f"{len(listing.people)} of {listing.matched} people, in the most recordings "
+              f"first ({index_line(index)})"]
+    lines += today_lines(listing.today)
+    for person in listing.people:
+        named = " (named on this machine)" if person.locally_named else ""
+        only = f"  only in {person.title!r}, file_id {person.file_id}" if person.file_id else ""
+        span = when(person.first_met)[:10]
+        if person.last_met != person.first_met:
+            span += f" to {when(person.last_met)[:10]}"
+        spoke = "" if person.spoke_in == person.recordings else \
+            f", speaks in {person.spoke_in}"
+        lines.append(f"\n- {person.name}{named}: {person.recordings} recording(s){spoke}, "
+                     f"{span}{in_folders(person.folders)}{only}")
+        for item in person.open_items:
+            lines.append(f"  open: {item.text}  ({item.title}, {when(item.created_at)[:10]}, "
+                         f"file_id {item.file_id})")
+        if person.more_open_items:
+            lines.append(f"  and {person.more_open_items} more open item(s): plaud_notes("
+                         'section="action items")')
+    if listing.note:
+        lines.append(listing.note)
+    lines += more_lines(listing.next_cursor, terminal, "plaud_people")
+    return printable("\n".join(lines))
+
+
+def render_named(named: SpeakerNamed) -> str:
+    return printable(named.note)

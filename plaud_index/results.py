@@ -216,6 +216,61 @@ class RecordingList:
 
 
 @dataclass(frozen=True)
+class Owed:
+    """An open action item a person owns."""
+
+    text: str
+    file_id: str
+    title: str
+    created_at: str  # the recording's local time with offset
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person across the recordings: a speaker's name, an action item's owner, or both.
+    A label Plaud gave an unnamed voice ("Speaker 2") is one person in one recording only:
+    ``file_id`` names it (and ``plaud_name_speaker`` can give it a name)."""
+
+    name: str
+    recordings: int  # recordings they speak in or own an item of
+    first_met: str  # local time of the first of those recordings
+    last_met: str  # and of the last
+    folders: tuple[str, ...]
+    open_items: tuple[Owed, ...]  # newest first, at most a few
+    more_open_items: int = 0  # beyond those shown
+    spoke_in: int = 0  # recordings they speak in (the rest: only named as an owner)
+    file_id: str | None = None  # the one recording of an unnamed speaker label
+    title: str | None = None  # its title
+    locally_named: bool = False  # a name given on this machine (plaud_name_speaker)
+
+
+@dataclass(frozen=True)
+class PeopleList:
+    """``plaud_people``: everyone named in the recordings the filters let through, those in
+    the most recordings first, one page."""
+
+    people: tuple[Person, ...]
+    matched: int  # people matching the filters, all pages
+    next_cursor: str | None
+    index: IndexInfo
+    today: Today | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class SpeakerNamed:
+    """``plaud_name_speaker``: a label of one recording named (or its name undone) on this
+    machine only."""
+
+    file_id: str
+    title: str
+    label: str  # as Plaud gave it
+    name: str | None  # the local name now (None: undone, the label shows again)
+    previous: str | None  # the local name it had before
+    note: str
+
+
+@dataclass(frozen=True)
 class SignInResult:
     """``plaud_sign_in`` / ``plaud_sign_out``: whether Plaud is signed in, as whom, and
     the link that signs in (never a token)."""

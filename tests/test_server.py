@@ -72,13 +72,19 @@ async def search(session: ClientSession, **arguments: Any) -> dict[str, Any]:
 async def test_tools_list_schemas_and_annotations(home: Path) -> None:
     async with connect(home) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    reading = {"plaud_search", "plaud_list", "plaud_get", "plaud_transcript", "plaud_notes"}
-    assert set(tools) == reading | {"plaud_sign_in", "plaud_sign_out"}
-    for name in reading:
+    reading = {"plaud_search", "plaud_list", "plaud_get", "plaud_transcript", "plaud_notes",
+               "plaud_people"}
+    assert set(tools) == reading | {"plaud_sign_in", "plaud_sign_out", "plaud_name_speaker"}
+    for name in reading - {"plaud_people"}:
         tool = tools[name]
         assert tool.annotations is not None and tool.title
         assert tool.annotations.read_only_hint and tool.annotations.open_world_hint is False
         assert tool.output_schema and tool.description and "file_id" in tool.description
+    people = tools["plaud_people"].annotations
+    assert people is not None and people.read_only_hint and tools["plaud_people"].output_schema
+    naming = tools["plaud_name_speaker"].annotations  # writes the user's name, locally only
+    assert naming is not None and naming.read_only_hint is False
+    assert naming.destructive_hint is False and naming.open_world_hint is False
     for name in ("plaud_sign_in", "plaud_sign_out"):  # they change the sign-in, at Plaud
         annotations = tools[name].annotations
         assert annotations is not None and tools[name].title and tools[name].output_schema

@@ -2,7 +2,9 @@
 
 ``Answers`` wires them for one process: the index as it reads it (``index``), whether it
 can answer and who builds it (``readiness``), and one small service per reading
-(``search``, ``browse``, ``reading``). Every answer is one of the types of ``results``.
+(``search``, ``browse``, ``reading``, ``people``), and the naming of a speaker on this
+machine (``naming``: the one thing a reading tool may write, the person's own names,
+never the index). Every answer is one of the types of ``results``.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from dataclasses import dataclass
 
 from ..config import Config
 from ..embedding.embedder import Embedder
+from ..people import Naming
 from ..sync.detached import DetachedSync
 from ..sync.progress import SyncProgress, log_commits
 from .browse import Browsing
 from .index import IndexReader, make_embedder
+from .people import People
 from .readiness import Readiness
 from .reading import Reading
 from .search import HEARD, Searching
@@ -30,6 +34,8 @@ class Answers:
     search: Searching
     browse: Browsing
     reading: Reading
+    people: People
+    naming: Naming
 
     @property
     def config(self) -> Config:
@@ -44,4 +50,5 @@ class Answers:
         index = IndexReader(config, embedder)
         readiness = Readiness(index, sync, progress)
         return cls(index, readiness, Searching(index, readiness), Browsing(index, readiness),
-                   Reading(index, readiness))
+                   Reading(index, readiness), People(index, readiness),
+                   Naming(index.opened, index.names))

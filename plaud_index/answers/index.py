@@ -23,6 +23,7 @@ from ..index.snapshot import Snapshot
 from ..index.store import manifest_key, open_snapshot
 from ..index.trust import distrust
 from ..index.writer import open_writer
+from ..people import NameStore
 from ..results import Hit, Today
 from ..search.rank import Ranking, SearchRequest, rank
 from ..sync.lock import IndexerLock
@@ -66,6 +67,8 @@ class IndexReader:
         self._snapshot_lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._key: tuple[int, int, int] | None = None
+        self.names = NameStore(config.home)
+        self._named: tuple[Snapshot, object, Snapshot] | None = None  # (as opened, names, read)
 
     @property
     def embedder(self) -> Embedder:
@@ -80,8 +83,20 @@ class IndexReader:
         return self._embedder
 
     def snapshot(self) -> Snapshot | None:
-        """The current index; reopened only when the manifest was replaced, and an index
-        of an older version converted on the way when nobody indexes (``_upgrade``)."""
+        """The current index read with the local speaker names (``people``)."""
+        snap = self.opened()
+        if snap is None:
+            return None
+        names = self.names.names()
+        with self._snapshot_lock:
+            if self._named is None or self._named[0] is not snap or self._named[1] != names:
+                self._named = (snap, names, snap.with_names(names))
+            return self._named[2]
+
+    def opened(self) -> Snapshot | None:
+        """The current index as on disk; reopened only when the manifest was replaced, and
+        an index of an older version converted on the way when nobody indexes
+        (``_upgrade``)."""
         with self._snapshot_lock:
             key = manifest_key(self.config.index_dir)
             if key != self._key or self._snapshot is None:
@@ -107,7 +122,7 @@ class IndexReader:
             lock.release()
         with self._snapshot_lock:
             self._key = None
-        return self.snapshot()
+        return self.opened()
 
     @contextmanager
     def damage_noted(self) -> Iterator[None]:

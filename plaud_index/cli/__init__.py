@@ -1,4 +1,4 @@
-"""The command line: argparse subcommands over ``service``; errors become exit codes.
+"""The command line: argparse subcommands over ``answers``; errors become exit codes.
 
 The commands live beside it by what they do: reading the index (``cli.read``), keeping it
 (``cli.sync``), setting up (``setup.commands``). Here: the parser, logging, and ``main``.
@@ -19,6 +19,7 @@ from ..errors import InvalidQueryError, PlaudIndexError, UnknownRecordingError
 from ..fsio import raise_open_file_limit
 from ..redact import RedactingFilter, redact
 from ..search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from ..search.people import DEFAULT_PEOPLE_LIMIT, MAX_PEOPLE_LIMIT
 from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES
 from ..search.transcript import DEFAULT_WINDOW_S
 from ..setup.clients import CLIENTS
@@ -32,7 +33,16 @@ from ..setup.commands import (
 )
 from ..sync.terminal import LineSafeHandler
 from .clients import cmd_config, cmd_install, cmd_uninstall
-from .read import as_flags, cmd_get, cmd_list, cmd_notes, cmd_search, cmd_transcript
+from .read import (
+    as_flags,
+    cmd_get,
+    cmd_list,
+    cmd_name_speaker,
+    cmd_notes,
+    cmd_people,
+    cmd_search,
+    cmd_transcript,
+)
 from .serve import cmd_serve
 from .sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
 
@@ -129,6 +139,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cursor", help="next_cursor of the previous page")
     p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
     p.set_defaults(func=cmd_notes)
+
+    p = add("people", days, help="who appears in the recordings, how often, what they owe")
+    p.add_argument("--name", help="only people whose name contains this")
+    p.add_argument("--limit", type=int, default=DEFAULT_PEOPLE_LIMIT,
+                   help=f"people per page, 1..{MAX_PEOPLE_LIMIT} (default "
+                   f"{DEFAULT_PEOPLE_LIMIT})")
+    p.add_argument("--cursor", help="next_cursor of the previous page")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_people)
+
+    p = add("name-speaker", help="name a speaker of one recording, on this machine only")
+    p.add_argument("file_id", help="a file_id from search, list or people")
+    p.add_argument("label", help='the speaker as the recording shows it ("Speaker 2")')
+    p.add_argument("name", nargs="?", help="who it is")
+    p.add_argument("--undo", action="store_true", help="remove the local name")
+    p.add_argument("--json", action="store_true", help="the MCP tool's structured result")
+    p.set_defaults(func=cmd_name_speaker)
 
     p = add("doctor", help="check the model, sign-in, Plaud, indexer and index")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

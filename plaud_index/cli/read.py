@@ -1,4 +1,5 @@
-"""The reading commands: ``search``, ``get``, ``list``, ``transcript``, ``notes``.
+"""The reading commands: ``search``, ``get``, ``list``, ``transcript``, ``notes``,
+``people``; and ``name-speaker``, which names a speaker on this machine.
 
 Each asks the index as the MCP server would (``answer``): an empty or partial index has
 its first sync started in a process of its own, and the answer comes from what is
@@ -17,11 +18,12 @@ from typing import TypeVar
 
 from ..answers import Answers
 from ..config import Config
-from ..errors import IndexNotReadyError
+from ..errors import IndexNotReadyError, InvalidQueryError
 from ..render import render_list, render_recording, render_search
-from ..render_reading import render_notes, render_transcript
+from ..render_reading import render_named, render_notes, render_people, render_transcript
 from ..search.browse import make_list_request
 from ..search.notes import make_notes_request
+from ..search.people import make_people_request
 from ..search.rank import make_request
 from ..search.transcript import parse_at, parse_window
 from ..setup.commands import show
@@ -131,4 +133,22 @@ def cmd_notes(args: argparse.Namespace, config: Config) -> int:
                                  folder=args.folder, speaker=args.speaker, cursor=args.cursor)
     result = answer(config, lambda answers: answers.reading.notes(request))
     show(args.json, asdict(result), lambda: render_notes(result, terminal=True))
+    return 0
+
+
+def cmd_people(args: argparse.Namespace, config: Config) -> int:
+    request = make_people_request(date_from=args.date_from, date_to=args.date_to,
+                                  folder=args.folder, name=args.name, limit=args.limit,
+                                  cursor=args.cursor)
+    result = answer(config, lambda answers: answers.people.list(request))
+    show(args.json, asdict(result), lambda: render_people(result, terminal=True))
+    return 0
+
+
+def cmd_name_speaker(args: argparse.Namespace, config: Config) -> int:
+    if args.undo == bool(args.name):
+        raise InvalidQueryError("give the name, or --undo to remove the local name")
+    named = Answers.of(config).naming.name(args.file_id, args.label,
+                                            None if args.undo else args.name)
+    show(args.json, asdict(named), lambda: render_named(named))
     return 0

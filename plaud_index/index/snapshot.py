@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
@@ -20,6 +20,8 @@ import numpy as np
 from ..errors import IndexCorruptError
 from .postings import Postings
 from .records import ChunkRow, IndexedRecording
+from .speakers import NO_NAMES, SpeakerNames, named, named_recording, named_row
+from .titles import TitleIndex
 
 if TYPE_CHECKING:  # the shapes only: this module reads no file
     from .manifest import Manifest, ModelInfo
@@ -164,16 +166,58 @@ class ChunkTable(_Rows):
         return self.segments[i].chunks[row - int(self.offsets[i])]
 
 
+class NamedRows(_Rows):
+    """A snapshot's rows as read with the local speaker names."""
+
+    def __init__(self, rows: Sequence[ChunkRow], names: SpeakerNames) -> None:
+        self.rows, self.names = rows, names
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _read(self, row: int) -> ChunkRow:
+        return named_row(self.rows[row], self.names)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     manifest: Manifest
     segments: list[Segment]
     offsets: np.ndarray  # int64: global row number of each segment's first row
-    chunks: ChunkTable  # all rows, dead ones included (masked by ``live``)
+    chunks: Sequence[ChunkRow]  # all rows, dead ones included (masked by ``live``)
     live: np.ndarray  # bool per row
     row_recording: np.ndarray  # int32 per row: index into ``recordings`` (-1 if dead)
     recordings: list[IndexedRecording]  # live recordings only
     by_id: dict[str, int]
+    names: SpeakerNames = NO_NAMES  # the local speaker names it is read with
+
+    def with_names(self, names: SpeakerNames) -> Snapshot:
+        """This generation, as opened, read with ``names`` (``index.speakers``): its
+        chunks, its recordings' speakers and the speaker filter. What was worked out once
+        per snapshot (document lengths, the filter columns) is kept."""
+        if not names:
+            return self
+        assert not self.names, "names apply to a snapshot as opened"
+        fresh = replace(self, chunks=NamedRows(self.chunks, names), names=names,
+                        recordings=[named_recording(r, names) for r in self.recordings])
+        for key in ("doclen", "columns", "created_s", "folder_recordings", "titles"):
+            if key in self.__dict__:
+                fresh.__dict__[key] = self.__dict__[key]
+        return fresh
+
+    def speaker_rows(self, wanted: str) -> np.ndarray:
+        """Rows with a speaker whose name, as read here, contains ``wanted`` (any case):
+        the filter columns, then the rows of recordings with a local name told again."""
+        found = self.columns.rows_with_speaker(wanted)
+        renamed = [self.by_id[f] for f in self.names.by_file if f in self.by_id]
+        if not renamed:
+            return found
+        key, cols = wanted.casefold(), self.columns
+        for row in np.flatnonzero(np.isin(self.row_recording, renamed)).tolist():
+            name_of = self.names.of(self.recordings[self.row_recording[row]].file_id)
+            ids = cols.speaker_ids[cols.indptr[row]:cols.indptr[row + 1]]
+            found[row] = any(key in named(name_of, cols.speakers[i]).casefold() for i in ids)
+        return found
 
     @property
     def generation(self) -> int:
@@ -203,6 +247,11 @@ class Snapshot:
         """Each live recording's creation instant, seconds since the epoch, for date
         filters (one comparison per recording instead of a date per query)."""
         return np.array([r.created.timestamp() for r in self.recordings], dtype=np.float64)
+
+    @cached_property
+    def titles(self) -> TitleIndex:
+        """The recordings' titles as a keyword index of their own (``index.titles``)."""
+        return TitleIndex([r.title for r in self.recordings])
 
     @cached_property
     def folder_recordings(self) -> np.ndarray:

@@ -28,7 +28,7 @@ class Entry:
     name: str
     stem: str
     sha256: str
-    written: float
+    written: float  # when the file was last written, or found as it should be (``seen``)
 
 
 @dataclass

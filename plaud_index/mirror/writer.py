@@ -124,6 +124,14 @@ class Mirror:
         self.counts["written"] += 1
         self._record(recording.file_id, Entry(name, stem, sha, self.clock()))
 
+    def seen(self, file_id: str) -> None:
+        """``file_id``'s file was just put, written or found as it should be: its time moves
+        on (so what asked for it again, a speaker's new local name, is settled)."""
+        entry = self.state.files.get(file_id)
+        if entry is not None:
+            entry.written = max(entry.written, self.clock())
+            self._dirty = True
+
     def _taken_for(self, file_id: str, sha: str) -> Callable[[str], bool]:
         """A name is taken when another recording's file has it (whatever the case: macOS
         and Windows fold it) or anything but these very bytes is there: a file of the

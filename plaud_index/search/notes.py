@@ -76,6 +76,8 @@ _NAME = r"[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2}"  # one to three word
 _OWNER_NAMED = re.compile(rf"(?i)\b{_OWNER_KEY}\s*[:：]\s*@?(?P<who>{_NAME})")
 _OWNER_LEAD = re.compile(r"^\**(?P<who>[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2})\**"
                          r"\s*(?:[:：]|\s[–—-]\s)\s*\S")
+# a voice Plaud could not name owns an item too ("Speaker 2: send the deck")
+_OWNER_LABEL = re.compile(r"(?i)^\**(?P<who>speaker[\s_-]*\d{1,3})\**\s*(?:[:：]|\s[–—-]\s)\s*\S")
 _OWNER_TAIL = re.compile(r"\((?:@)?(?P<who>[^\W\d_][\w.'’ -]{0,38})\)\s*\.?$")
 _MENTION = re.compile(r"(?<!\w)@(?P<who>[^\W\d_][\w.-]{1,30})")
 # Words that open an item like a name would ("Note: …", "Deadline: …") but name nobody.
@@ -163,8 +165,8 @@ def _has(heading: str, word: str) -> bool:
 def owner_of(item: str) -> str | None:
     """Who an item names as doing it, where the line says: "Ann: send the deck",
     "**Ann Lee** — book the room", "(Owner: Bo)", "send it (Bo)", "@carla"."""
-    for pattern, capitalised in ((_OWNER_NAMED, False), (_OWNER_LEAD, True),
-                                 (_OWNER_TAIL, True), (_MENTION, False)):
+    for pattern, capitalised in ((_OWNER_NAMED, False), (_OWNER_LABEL, False),
+                                 (_OWNER_LEAD, True), (_OWNER_TAIL, True), (_MENTION, False)):
         match = pattern.search(item)
         if match is None:
             continue
@@ -180,19 +182,28 @@ def owner_of(item: str) -> str | None:
 
 def items_of(sections: Sequence[Section], section: str | None) -> list[NoteItem]:
     """Every line of the sections (those of the kind ``section`` names, if given)."""
-    out = []
-    for s in sections:
-        if section and not matches(s, section):
-            continue
-        for line, at in s.lines:
-            text = _BULLET.sub("", line).strip()
-            if not text:
-                continue
-            body = text.split(": ", 1)[1] if s.kind == "highlight" and ": " in text else text
-            out.append(NoteItem(text=text, heading=s.heading, note=s.note, kind=s.kind,
-                                start=format_clock(at) if at is not None else "",
-                                start_ms=at, owner=owner_of(body) if s.kind == "note" else None))
-    return out
+    return [item for s in sections if not section or matches(s, section)
+            for line, at in s.lines if (item := _item(s, line, at)) is not None]
+
+
+_DONE = re.compile(r"^\s*(?:[-*+•·]\s+)?\[[xX]\]\s")  # "- [x] …": checked off
+
+
+def open_actions(sections: Sequence[Section]) -> list[NoteItem]:
+    """The action items not checked off ("- [x] …" is done; any other line is open)."""
+    return [item for s in sections if matches(s, "action items")
+            for line, at in s.lines
+            if not _DONE.match(line) and (item := _item(s, line, at)) is not None]
+
+
+def _item(s: Section, line: str, at: int | None) -> NoteItem | None:
+    text = _BULLET.sub("", line).strip()
+    if not text:
+        return None
+    body = text.split(": ", 1)[1] if s.kind == "highlight" and ": " in text else text
+    return NoteItem(text=text, heading=s.heading, note=s.note, kind=s.kind,
+                    start=format_clock(at) if at is not None else "",
+                    start_ms=at, owner=owner_of(body) if s.kind == "note" else None)
 
 
 MAX_PAGE_CHARS = 10_000  # of item text per page (the rendered page stays under ~12,000)

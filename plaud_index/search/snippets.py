@@ -79,22 +79,43 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     at the beginning of the line (utterance, note line) holding most of the run when that
     line start is near enough, so the quote opens with the speaker the moment names.
 
-    ``focus`` limits the match to some character ranges (a speaker's lines); ``speakers``
-    are the labels the lines may open with.
+    ``focus`` limits the quote to some lines (a speaker's, for the speaker filter): it is
+    made of those lines alone, so it is all in that speaker's words, and each line after
+    the first loses its label (the moment names the speaker once). ``speakers`` are the
+    labels the lines may open with, one per line.
     Returns the snippet (whitespace collapsed, lines joined by " / ": turns and note
     headings stay apart) and the offset in ``text`` of the match it is built around (the
     first term in the line holding most of the run; that line is the moment's utterance)."""
+    if not focus:  # no filter, or none of the speaker's lines is in this passage
+        return _snippet(text, terms, width, speakers)
+    lines: list[str] = []
+    starts: list[int] = []
+    who: list[str] = []
+    numbers = [text.count("\n", 0, lo) for lo, _ in focus]
+    for (lo, hi), number in zip(focus, numbers, strict=True):
+        line = text[lo:hi]
+        label = speakers[number] if number < len(speakers) else ""
+        if lines and label and line.startswith(f"{label}: "):
+            line, lo = line[len(label) + 2:], lo + len(label) + 2
+        lines.append(line)
+        starts.append(lo)
+        who.append(label if len(lines) == 1 else "")
+    own = "\n".join(lines)
+    snippet, at = _snippet(own, terms, width, who)
+    number = own.count("\n", 0, at)
+    return snippet, starts[number] + at - (own.rfind("\n", 0, at) + 1)
+
+
+def _snippet(text: str, terms: set[str], width: int,
+             speakers: Sequence[str]) -> tuple[str, int]:
+    """``make_snippet`` over all of ``text``."""
     hits = term_hits(text, terms)
-    if focus is not None:
-        hits = [pos for pos in hits if any(lo <= pos < hi for lo, hi in focus)]
     reach = width * 2 // 3
     if hits:
         best = _densest_run(hits, reach)
         run = [h for h in hits[best:] if h - hits[best] <= reach]
-        first = _past_filler(text, _densest_line(text, run), speakers, focus)
+        first = _past_filler(text, _densest_line(text, run), speakers)
         last = max(run[-1], first)
-    elif focus:
-        first = last = focus[0][0]  # the speaker's first line
     else:  # nothing to centre on (a match by meaning only): the passage from its first
         # turn that says something, so the moment is that line, the one the quote opens with
         first = last = first_said(text, speakers)
@@ -121,11 +142,10 @@ def make_snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS,
     return body + ("…" if end < len(text) else ""), first
 
 
-def _past_filler(text: str, at: int, speakers: Sequence[str],
-                 focus: list[tuple[int, int]] | None) -> int:
+def _past_filler(text: str, at: int, speakers: Sequence[str]) -> int:
     """``at``, unless its line says nothing but filler ("PhD D: Uh, yeah.", matched by its
     label alone): then where the next line of the same speaker that says something begins,
-    else the next such line of anyone's (within ``focus`` when given), so the moment is a
+    else the next such line of anyone's, so the moment is a
     line with words in it, under its own speaker's name."""
     offset = text.rfind("\n", 0, at) + 1
     number = text.count("\n", 0, offset)
@@ -134,8 +154,7 @@ def _past_filler(text: str, at: int, speakers: Sequence[str],
     while offset <= len(text):  # line by line: most matched lines say something
         end = text.find("\n", offset)
         end = len(text) if end < 0 else end
-        inside = focus is None or any(lo <= offset < hi for lo, hi in focus)
-        if inside and not filler_only(text[offset:end], speakers):
+        if not filler_only(text[offset:end], speakers):
             if offset <= at:
                 return at
             if who is None or (number < len(speakers) and speakers[number] == who):

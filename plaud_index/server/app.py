@@ -33,7 +33,7 @@ from .account import Account, register_account_tools
 from .descriptions import INSTRUCTIONS
 from .failures import missing_arguments_are_ours
 from .prompts import register_prompts
-from .tools import register_reading_tools
+from .tools import register_people_tools, register_reading_tools
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,9 @@ def build_server(answers: Answers, account: Account, *, auth: Any = None,
                                        icons=[icon()], middleware=[missing_arguments_are_ours],
                                        auth=auth, auth_server_provider=provider)
     register_reading_tools(server, answers, account)
+    register_people_tools(server, answers, account)
     register_account_tools(server, account)
-    register_prompts(server)
+    register_prompts(server, answers)
     return server
 
 

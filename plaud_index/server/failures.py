@@ -51,7 +51,8 @@ def checked(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
 # with pydantic's report (several lines, a URL); filled in as null, ours answers instead, in
 # one line ("file_id must be a file_id from plaud_search or plaud_list, got None").
 REQUIRED: dict[str, tuple[str, ...]] = {"plaud_search": ("query",), "plaud_get": ("file_id",),
-            "plaud_transcript": ("file_id",)}
+            "plaud_transcript": ("file_id",),
+            "plaud_name_speaker": ("file_id", "label")}
 
 
 async def missing_arguments_are_ours(ctx: Any, call_next: Any) -> Any:

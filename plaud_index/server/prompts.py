@@ -1,7 +1,9 @@
 """Prompts for what people ask most: action items since a day, the recap of a week, and
 preparing for a meeting with someone. Each is a message that tells the model which tools
 to call with which arguments, built from the person's own arguments (checked: a date is a
-date), so a client's prompt menu gives a good first answer in one pick.
+date), so a client's prompt menu gives a good first answer in one pick. A person or owner
+argument completes from the people the index knows (``completion/complete``), read from
+the index as it is: completing never starts a sync.
 """
 
 from __future__ import annotations
@@ -9,12 +11,14 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS, Completion, CompletionArgument, PromptReference
 from pydantic import Field
 
-from ..errors import InvalidQueryError
+from ..answers import Answers
+from ..errors import InvalidQueryError, PlaudIndexError
 from ..search.rank import echo, parse_day
 
 
@@ -78,7 +82,34 @@ def meeting_prep(person: str, topic: str | None = None) -> str:
             f"is still open between us, and questions I should ask. Cite titles and dates.")
 
 
-def register_prompts(server: MCPServer[Any]) -> None:
+# The prompt arguments that name a person, and so complete from the people in the index.
+PERSON_ARGUMENTS = {"prepare_meeting": {"person"}, "action_items_since": {"owner"}}
+MAX_COMPLETIONS = 100  # the most values one completion may carry (the MCP spec)
+
+
+async def complete_person(answers: Answers, ref: object, argument: CompletionArgument,
+                          ) -> Completion | None:
+    """The names that begin with what was typed, the most frequent first; nothing for any
+    other argument (the SDK answers that with an empty list)."""
+    if not isinstance(ref, PromptReference) or \
+            argument.name not in PERSON_ARGUMENTS.get(ref.name, ()):
+        return None
+    try:
+        names = await anyio.to_thread.run_sync(answers.people.names, argument.value,
+                                               MAX_COMPLETIONS + 1)
+    except PlaudIndexError:  # a damaged index: nothing to offer, and no error to show
+        return None
+    return Completion(values=names[:MAX_COMPLETIONS], total=None,
+                      has_more=len(names) > MAX_COMPLETIONS)
+
+
+def register_prompts(server: MCPServer[Any], answers: Answers) -> None:
+    async def complete(ref: Any, argument: CompletionArgument, context: Any
+                       ) -> Completion | None:
+        return await complete_person(answers, ref, argument)
+
+    server.completion()(complete)  # type: ignore[no-untyped-call]  # (the SDK's is untyped)
+
     @server.prompt(name="action_items_since", title="My action items since …",
                    description="Every action item in the AI notes since a day, grouped by "
                    "owner.")

@@ -1,5 +1,7 @@
-"""The five reading tools: ``plaud_search``, ``plaud_list``, ``plaud_get``,
-``plaud_transcript``, ``plaud_notes``. What each is for is in ``descriptions.py``.
+"""The reading tools: ``plaud_search``, ``plaud_list``, ``plaud_get``,
+``plaud_transcript``, ``plaud_notes``, ``plaud_people``; and ``plaud_name_speaker``, the one
+that writes (the person's own name for a speaker, on this machine). What each is for is in
+``descriptions.py``.
 
 Each answers from the local index (``answers``). What is wrong with a call is a
 ``ToolError`` of one line a model can act on; a state is a normal answer: an index being
@@ -22,17 +24,20 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from ..answers import Answers
 from ..errors import IndexNotReadyError
 from ..render import render_list, render_recording, render_search
-from ..render_reading import render_notes, render_transcript
+from ..render_reading import render_named, render_notes, render_people, render_transcript
 from ..results import (
     IndexInfo,
     NotesResult,
+    PeopleList,
     RecordingInfo,
     RecordingList,
     SearchResult,
+    SpeakerNamed,
     TranscriptPage,
 )
 from ..search.browse import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, make_list_request
 from ..search.notes import make_notes_request
+from ..search.people import DEFAULT_PEOPLE_LIMIT, MAX_PEOPLE_LIMIT, make_people_request
 from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, SOURCE_KINDS, SOURCES, make_request
 from ..search.transcript import DEFAULT_WINDOW_S, MAX_WINDOW_S, parse_at, parse_window
 from . import arguments as arg
@@ -40,7 +45,9 @@ from .account import Account
 from .descriptions import (
     GET_DESCRIPTION,
     LIST_DESCRIPTION,
+    NAME_SPEAKER_DESCRIPTION,
     NOTES_DESCRIPTION,
+    PEOPLE_DESCRIPTION,
     SEARCH_DESCRIPTION,
     TRANSCRIPT_DESCRIPTION,
 )
@@ -51,6 +58,10 @@ R = TypeVar("R")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
+# Naming writes the person's own name for a speaker, on this machine: the same call twice
+# leaves the same state, and nothing is lost that cannot be undone.
+LOCAL_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                              idempotent_hint=True, open_world_hint=False)
 _FOLDER = "Only recordings filed in the Plaud folder of this name (any case; the whole name)."
 _KIND = ('"any", "plaud" (recordings from the Plaud account) or "folder" (files from the '
          "user's local folders; their results carry the file's path).")
@@ -116,8 +127,10 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
         limit: Annotated[Any, arg.as_sent(f"How many recordings to return, 1 to {MAX_LIMIT}.",
                                           type="integer", minimum=1, maximum=MAX_LIMIT,
                                           default=DEFAULT_LIMIT)] = DEFAULT_LIMIT,
-        speaker: Annotated[Any, arg.optional_text("Only passages spoken by a speaker whose "
-                                                  "name contains this text.")] = None,
+        speaker: Annotated[Any, arg.optional_text(
+            "Only passages spoken by a speaker whose name contains this text; set it for any "
+            "question about what a person said or thought (the moments are then their own "
+            "words).")] = None,
         source: Annotated[Any, arg.as_sent('"any", "transcript" (what was said) or "notes" '
                                            "(Plaud's AI notes).", type="string",
                                            enum=list(SOURCES), default="any")] = "any",
@@ -239,3 +252,48 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
                                          (), request.section, 0, None, info,
                                          today=reader.today(), note=why))
         return _result(render_notes(result), result)
+
+
+def register_people_tools(server: MCPServer[Any], answers: Answers, account: Account) -> None:
+    reader = Reader(answers, account)
+
+    @server.tool(name="plaud_people", title="People in the recordings",
+                 description=PEOPLE_DESCRIPTION, annotations=READ_ONLY)
+    @guarded
+    async def plaud_people(
+        ctx: Context[Any, Any],
+        date_from: Annotated[Any, arg.optional_day("Only recordings from this local day on, "
+                                                   "YYYY-MM-DD.")] = None,
+        date_to: Annotated[Any, arg.optional_day("Only recordings up to this local day, "
+                                                 "YYYY-MM-DD.")] = None,
+        folder: Annotated[Any, arg.optional_text(_FOLDER)] = None,
+        name: Annotated[Any, arg.optional_text("Only people whose name contains this "
+                                               "text.")] = None,
+        limit: Annotated[Any, arg.as_sent(f"How many people, 1 to {MAX_PEOPLE_LIMIT}.",
+                                          type="integer", minimum=1,
+                                          maximum=MAX_PEOPLE_LIMIT,
+                                          default=DEFAULT_PEOPLE_LIMIT)] = DEFAULT_PEOPLE_LIMIT,
+        cursor: Annotated[Any, arg.optional_text(_CURSOR)] = None,
+    ) -> Annotated[CallToolResult, PeopleList]:
+        request = checked(make_people_request, date_from=date_from, date_to=date_to,
+                          folder=_opt("folder", folder), name=_opt("name", name), limit=limit,
+                          cursor=cursor)
+        result = await reader.answer(ctx, lambda: answers.people.list(request),
+                                     lambda why, info: PeopleList(
+                                         (), 0, None, info, today=reader.today(), note=why))
+        return _result(render_people(result), result)
+
+    @server.tool(name="plaud_name_speaker", title="Name a speaker (on this machine)",
+                 description=NAME_SPEAKER_DESCRIPTION, annotations=LOCAL_WRITE)
+    @guarded
+    async def plaud_name_speaker(
+        file_id: Annotated[Any, arg.text(_FILE_ID)],
+        label: Annotated[Any, arg.text("The speaker as the recording shows it, e.g. "
+                                       '"Speaker 2" (or the name given here before, to '
+                                       "change or undo it).")],
+        name: Annotated[Any, arg.optional_text("Who the speaker is; leave it out to undo the "
+                                               "local name.")] = None,
+    ) -> Annotated[CallToolResult, SpeakerNamed]:
+        named = await anyio.to_thread.run_sync(checked, answers.naming.name, file_id, label,
+                                               name)
+        return _result(render_named(named), named)

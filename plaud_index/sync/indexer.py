@@ -29,8 +29,11 @@ from ..errors import PlaudIndexError
 from ..folders.source import PREFIX as FOLDER_PREFIX
 from ..fsio import storage_error
 from ..index.manifest import ModelInfo
+from ..index.speakers import named_source
 from ..index.writer import open_writer
 from ..mirror import Mirror
+from ..models import Recording
+from ..people import NameStore
 from ..plaud import RecordingSource
 from ..redact import redact
 from ..reports import SyncReport
@@ -77,6 +80,8 @@ class Indexer:
         self.commit_seconds = commit_seconds
         self.group_chunks = group_chunks
         self.mirror = mirror  # written from the recordings this cycle fetches
+        self.names = NameStore(home)  # the local speaker names the mirror writes with
+        self._renamed: set[str] = set()  # fetched again for their names in the mirror
         self._queue: EmbedQueue | None = None
 
     @property
@@ -142,10 +147,27 @@ class Indexer:
         exclude = set(planned) | set(skipped)
         wanted = [fid for fid in listing if fid not in exclude and
                   not fid.startswith(FOLDER_PREFIX)]
-        extra = self.mirror.missing(wanted)[:MIRROR_BACKFILL]
+        self._renamed = set(self._renamed_since_mirrored(wanted))
+        extra = list(dict.fromkeys([*self.mirror.missing(wanted), *self._renamed]))
+        extra = extra[:MIRROR_BACKFILL]
         if extra:
             log.info("Fetching %d more recordings for the Markdown mirror", len(extra))
         return extra
+
+    def _renamed_since_mirrored(self, wanted: list[str]) -> list[str]:
+        """Recordings whose local speaker names changed after the mirror wrote them: fetched
+        again so their file shows the names (the mirror only writes what a cycle fetched)."""
+        assert self.mirror is not None
+        files = self.mirror.state.files
+        changed = self.names.changed_at()
+        return [fid for fid in wanted if fid in changed and fid in files
+                and changed[fid] > files[fid].written]
+
+    def _mirror_put(self, recording: Recording) -> None:
+        assert self.mirror is not None
+        self.mirror.put(named_source(recording, self.names.names()))
+        if recording.file_id in self._renamed:  # settled, even when its text came out equal
+            self.mirror.seen(recording.file_id)
 
     def _cycle(self, started: float, state: SyncState
                ) -> tuple[SyncReport, dict[str, Any], PlaudIndexError | None]:
@@ -181,7 +203,7 @@ class Indexer:
             self.commit_every, known, todo, started,
             {fid: listing[fid].duration_ms for fid in todo},
             {k: v for k, v in state.skipped.items() if k in listing},
-            last_commit=self.clock(), mirror=self.mirror.put if self.mirror else None,
+            last_commit=self.clock(), mirror=self._mirror_put if self.mirror else None,
             failing=failing,
             empty_notes={k: v for k, v in state.empty_notes.items() if k in listing})
         run.run()
