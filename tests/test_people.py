@@ -3,6 +3,7 @@ speaker filter that quotes that speaker, and titles that find their meeting."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -276,3 +277,42 @@ def test_a_content_question_is_still_decided_by_what_was_said(dev_index: Any) ->
     hits = search(dev_index, make_request("what did they decide about the design of the "
                                           "belief net"), None)
     assert hits[0].file_id == "qmsum-Bed002"
+
+
+# --- through a real MCP client ------------------------------------------------------------
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_people_naming_and_completions_through_the_sdk_client(home: Path) -> None:
+    from helpers import mcp_session, tool_error, tool_result
+    from mcp.types import PromptReference
+
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock",
+           "PLAUD_EMBEDDER": "mock"}
+    async with mcp_session(env) as session:
+        people = await tool_result(session, "plaud_people", limit=10)
+        assert {p["name"] for p in people["people"]} == {"Ann", "Bo", "Speaker 2"}
+        named = await tool_result(session, "plaud_name_speaker", file_id=BUDGET,
+                                  label="Speaker 2", name="Marcus")
+        assert named["name"] == "Marcus" and named["label"] == "Speaker 2"
+        found = await tool_result(session, "plaud_search", query="forecast",
+                                  speaker="Marcus")
+        assert [r["file_id"] for r in found["results"]] == [BUDGET]
+        assert "not a speaker" in await tool_error(session, "plaud_name_speaker",
+                                                   file_id=SOLO, label="Speaker 9", name="X")
+        done = await session.complete(PromptReference(type="ref/prompt",
+                                                      name="prepare_meeting"),
+                                      {"name": "person", "value": "a"})
+        assert done.completion.values == ["Ann"]  # labels of unnamed voices are not offered
+        owner = await session.complete(PromptReference(type="ref/prompt",
+                                                       name="action_items_since"),
+                                       {"name": "owner", "value": "ma"})
+        assert owner.completion.values == ["Marcus"]
+        other = await session.complete(PromptReference(type="ref/prompt", name="week_recap"),
+                                       {"name": "week_of", "value": "2"})
+        assert other.completion.values == []
+    assert NameStore(home).names().of(BUDGET) == {"Speaker 2": "Marcus"}
