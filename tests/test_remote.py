@@ -299,3 +299,76 @@ def test_a_revoked_client_loses_its_access(remote: dict[str, Any]) -> None:
     status, _ = token(remote, grant_type="refresh_token", client_id=client_id,
                       refresh_token=remote["tokens"].refresh_token)
     assert status in (400, 401)
+
+
+PUBLIC = "plaud.example.ts.net"  # the tunnel's public name: cloudflared, ngrok or Funnel
+
+
+@pytest.fixture(scope="module")
+def tunneled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """``serve --http --public-url https://PUBLIC`` behind a tunnel that keeps the public
+    Host (``tunnel.py``); ``base`` is the tunnel, as a remote client reaches it."""
+    from tunnel import tunnel
+
+    port = two_free_ports()
+    with http_server(tmp_path_factory.mktemp("tunneled"), port, "--public-url",
+                     f"https://{PUBLIC}") as server, tunnel(port, PUBLIC) as entry:
+        base = f"http://127.0.0.1:{entry}"
+        yield {**server, "base": base, "url": f"https://{PUBLIC}/mcp", "port": port,
+               "through": lambda url: url.replace(f"https://{PUBLIC}", base)}
+
+
+def test_behind_a_tunnel_that_keeps_the_public_host_a_client_signs_in_searches_and_refreshes(
+        tunneled: dict[str, Any]) -> None:
+    """Issue 49: an approved client's POST /mcp with Host: <public host> got 421 from the
+    SDK's own loopback-only check behind ours."""
+    via = tunneled["through"]
+    client = register(tunneled, "Phone behind a tunnel")
+    start = len(tunneled["log"].read_text())
+    status, headers, _ = authorize(tunneled, client["client_id"])
+    assert status == 302 and headers["location"].startswith(f"https://{PUBLIC}/consent/")
+    _, code = owner_sees(tunneled["log"], start)
+    status, headers, _ = request(via(headers["location"]), {"code": code})
+    assert status == 302 and headers["location"].startswith(REDIRECT)
+    granted = urllib.parse.parse_qs(urllib.parse.urlparse(headers["location"]).query)["code"][0]
+    status, pair = token(tunneled, grant_type="authorization_code", code=granted,
+                         client_id=client["client_id"], redirect_uri=REDIRECT,
+                         code_verifier=tunneled["verifier"])
+    assert status == 200, pair
+    mcp = f"{tunneled['base']}/mcp"
+    assert bearer({"url": mcp}, pair["access_token"]) == 200  # 421 before
+    status, rotated = token(tunneled, grant_type="refresh_token",
+                            client_id=client["client_id"], refresh_token=pair["refresh_token"])
+    assert status == 200 and bearer({"url": mcp}, rotated["access_token"]) == 200
+    done = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--revoke",
+                           client["client_id"]], capture_output=True, text=True, cwd=REPO,
+                          env=tunneled["env"], timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert bearer({"url": mcp}, rotated["access_token"]) == 401
+
+
+def test_behind_a_tunnel_a_foreign_host_is_still_refused(tunneled: dict[str, Any]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    for host in ("evil.example", f"{PUBLIC}.evil.example", "127.0.0.1.nip.io"):
+        status, _, _ = request(f"http://127.0.0.1:{tunneled['port']}/mcp", body,
+                               {"Host": host, "Authorization": f"Bearer {tunneled['token']}",
+                                "Content-Type": "application/json",
+                                "Accept": "application/json, text/event-stream"})
+        assert status == 421, host
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "[::]"])
+def test_a_wildcard_host_is_refused_in_one_line_that_says_what_it_would_expose(
+        tmp_path: Path, host: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--http", "--host",
+                           host, "--port", "1"], capture_output=True, text=True, cwd=REPO,
+                          env={**_env(tmp_path)}, timeout=60)
+    assert done.returncode == 1 and "every network this machine is on" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PLAUD_INDEX_HOME": str(tmp_path / "home"), "PLAUD_CLIENT": "mock",
+            "PLAUD_EMBEDDER": "mock"}

@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 
 import uvicorn
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
 from .. import __version__
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 
 RUNNING = "http-server.json"
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+EVERYWHERE = ("0.0.0.0", "::", "")  # every address of every network this machine is on
 
 
 def origins_of(host: str, port: int) -> tuple[set[str], set[str]]:
@@ -80,8 +82,20 @@ def announce(admin: str) -> Any:
     return say
 
 
+def check_host(host: str) -> str:
+    """One address to listen on. A wildcard would expose the server on every network the
+    machine joins (a café's Wi-Fi, a VPN) under Host values no list can know."""
+    if host.strip("[]") in EVERYWHERE:
+        raise ConfigError(f"--host {host or repr(host)} would listen on every network this machine "
+                          "is on; give one of its addresses (e.g. its LAN address), or keep "
+                          "127.0.0.1 and reach it from elsewhere with --public-url behind a "
+                          "tunnel")
+    return host
+
+
 def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
                public_url: str | None = None) -> int:
+    host = check_host(host)
     if host not in LOOPBACK:
         log.warning("Listening on %s: other machines can reach this server (the bearer token "
                     "still guards it)", host)
@@ -106,7 +120,12 @@ def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
         public = urlparse(base)
         hosts.add(public.netloc)
         origins.add(f"{public.scheme}://{public.netloc}")
-    app = server.streamable_http_app(host=host, transport_security=None)
+    # One picture of who may be asked for: the SDK's own Host/Origin check gets the very
+    # lists our guard holds (left to its default, it would allow loopback only and refuse
+    # every request a tunnel forwards with the public Host).
+    app = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=sorted(hosts),
+        allowed_origins=sorted(origins)))
     guarded = Guard(app, hosts=hosts, origins=origins, verify=verifier.accepts,
                     resource_metadata=f"{base}/.well-known/oauth-protected-resource/mcp"
                     if authority else None, limit=RateLimit())

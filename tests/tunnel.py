@@ -1,0 +1,61 @@
+"""A tunnel's local end, as cloudflared, ngrok and Tailscale Funnel are by default: every
+request reaches the server from loopback with the public Host it was sent to, and
+X-Forwarded-For / X-Forwarded-Proto saying who sent it and how. (TLS ends at the tunnel's
+edge; what the server sees is exactly this.)"""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
+       "proxy-authorization", "proxy-authenticate", "host"}
+
+
+def handler(backend_port: int, public_host: str) -> type[BaseHTTPRequestHandler]:
+    class Forward(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _forward(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
+            headers["Host"] = public_host
+            headers["X-Forwarded-For"] = self.headers.get("X-Test-Client-Ip", "203.0.113.7")
+            headers["X-Forwarded-Proto"] = "https"
+            upstream = http.client.HTTPConnection("127.0.0.1", backend_port, timeout=60)
+            try:
+                upstream.request(self.command, self.path, body=body or None, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+            finally:
+                upstream.close()
+            self.send_response(answer.status)
+            for key, value in answer.getheaders():
+                if key.lower() not in HOP and key.lower() != "content-length":
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_DELETE = _forward
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Forward
+
+
+@contextmanager
+def tunnel(backend_port: int, public_host: str) -> Iterator[int]:
+    """A tunnel to ``backend_port`` that presents ``public_host``; yields its own port."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(backend_port, public_host))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
