@@ -12,6 +12,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import logging
 import os
 import resource
 import secrets
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import IO
 
 from .errors import StorageError
+
+log = logging.getLogger(__name__)
 
 MAX_STATE_BYTES = 64 * 1024 * 1024  # state, manifest and config files: kilobytes to megabytes
 
@@ -109,6 +112,11 @@ def own_secret(path: Path, make: Callable[[], bytes], usable: Callable[[bytes], 
     except FileExistsError:
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
             held = fh.read(4096)
+            mode = stat.S_IMODE(os.fstat(fh.fileno()).st_mode)
+            if mode & 0o077 and usable(held):  # open to others: this user's only, and said
+                os.fchmod(fh.fileno(), 0o600)
+                log.warning("%s was open to other users (mode %o); it is this user's only "
+                            "now (0600)", path, mode)
         if usable(held):
             return held
         path.unlink()

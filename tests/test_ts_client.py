@@ -1,5 +1,5 @@
 """The TypeScript SDK's stdio client beside the Python one: a Node client (as Claude Desktop
-and many others are) starts the server, lists the five tools, searches, reads notes and ends
+and many others are) starts the server, lists the tools, searches, reads notes and ends
 the session cleanly. Needs node; ``.ci/setup`` installs the SDK (tests/ts_client)."""
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ def test_the_typescript_sdk_client_searches_and_ends_the_session(tmp_path: Path)
                           env={**env, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
-    assert answer["tools"] == ["plaud_get", "plaud_list", "plaud_notes", "plaud_search",
-                               "plaud_sign_in", "plaud_sign_out", "plaud_transcript"]
+    assert answer["tools"] == ["plaud_get", "plaud_list", "plaud_name_speaker", "plaud_notes",
+                               "plaud_people", "plaud_search", "plaud_sign_in",
+                               "plaud_sign_out", "plaud_transcript"]
     assert not answer["search"]["isError"]
     assert answer["search"]["structured"]["results"][0]["title"] == "Q3 budget review"
     assert not answer["notes"]["isError"] and answer["notes"]["structured"]["recordings"]

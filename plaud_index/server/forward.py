@@ -2,23 +2,28 @@
 client, and stdio where it does not run.
 
 Every client's entry starts the stdio server. When a ``serve --http`` of the same home
-runs (``<home>/http-server.json``, its pid alive, its port answering), the stdio process
+runs (``<home>/http-server.json``, its pid alive, and whatever answers on its port proves
+it holds this home's token: ``http_guard.proof`` over a fresh nonce), the stdio process
 does not load a model or an index of its own: it relays each message from its client to
 that server (streamable HTTP, with the local bearer token) and each answer back, in about
 20 MB instead of 300. When none runs, the client gets the full stdio server, as before.
 
-Standard library only, and nothing else of the package but the home's location: this is
-the whole process while it forwards.
+Standard library only, and nothing else of the package but the home's location and the
+proof: this is the whole process while it forwards. Nothing is sent to a port (no token,
+no question) before what answers there has proved it is the server of this home: another
+program on a recorded port (the server gone, its pid reused) gets one request for a proof
+it cannot give, and the client gets a server of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import http.client
 import json
 import logging
 import os
-import socket
+import secrets
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -28,6 +33,9 @@ from urllib.parse import urlparse
 from ..config import default_home
 from ..fsio import read_state_file
 from ..procs import process_alive
+from .http_guard import PROOF_PATH, TOKEN_FILE, proof
+
+RUNNING = "http-server.json"  # (``http.RUNNING``: that module loads the whole server)
 
 log = logging.getLogger(__name__)
 
@@ -36,19 +44,36 @@ def target(env: Mapping[str, str]) -> tuple[str, str] | None:
     """The running ``serve --http`` of this home (its URL and token), if it answers."""
     home = default_home(env)
     try:
-        record = json.loads(read_state_file(home / "http-server.json"))
-        token = read_state_file(home / "http-token").strip()
+        record = json.loads(read_state_file(home / RUNNING))
+        token = read_state_file(home / TOKEN_FILE).strip()
         url = str(record["url"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     parsed = urlparse(url)
     if not process_alive(record.get("pid")) or parsed.hostname is None:
         return None
+    return (url, token) if proves(parsed.hostname, parsed.port or 80, token) else None
+
+
+def proves(host: str, port: int, token: str, timeout_s: float = 2.0) -> bool:
+    """Does what answers on ``host:port`` prove it holds ``token``? One GET with a fresh
+    nonce; neither the token nor anything of the client's goes out."""
+    nonce = secrets.token_urlsafe(24)
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
-        socket.create_connection((parsed.hostname, parsed.port or 80), timeout=1).close()
-    except OSError:
-        return None
-    return url, token
+        conn.request("GET", f"{PROOF_PATH}?nonce={nonce}")
+        response = conn.getresponse()
+        answer = json.loads(response.read(4096)) if response.status == 200 else {}
+    except (OSError, ValueError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+    given = answer.get("proof") if isinstance(answer, dict) else None
+    if isinstance(given, str) and hmac.compare_digest(given, proof(token, nonce, port)):
+        return True
+    log.warning("Something on %s:%d answers where the shared server was recorded, but does "
+                "not prove it is this home's server: serving this client alone", host, port)
+    return False
 
 
 def _events(response: http.client.HTTPResponse) -> Iterator[bytes]:

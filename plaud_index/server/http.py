@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
+import signal
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -33,12 +36,12 @@ from ..errors import ConfigError
 from ..fsio import read_state_file, write_json_atomic
 from .app import build_server, server_process, warm_up
 from .consent import add_public_routes, consent_app
-from .http_guard import Guard, RateLimit, local_token, same
+from .forward import RUNNING, proves
+from .http_guard import Guard, RateLimit, local_token, proof, same
 from .remote_auth import Pending, RemoteAuthority
 
 log = logging.getLogger(__name__)
 
-RUNNING = "http-server.json"
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 EVERYWHERE = ("0.0.0.0", "::", "")  # every address of every network this machine is on
 
@@ -93,9 +96,31 @@ def check_host(host: str) -> str:
     return host
 
 
+def check_free(config: Config, host: str, port: int, token: str) -> None:
+    """One line, before anything starts, when this home's server runs already or another
+    program holds the port."""
+    running = running_server(config.home)
+    if running is not None:
+        where = urlparse(str(running.get("url", "")))
+        if proves(where.hostname or "127.0.0.1", where.port or 80, token):
+            raise ConfigError(f"serve --http already runs for this home (pid "
+                              f"{running['pid']}, {running['url']}): stop it first, or give "
+                              "this one another PLAUD_INDEX_HOME")
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror}") from None
+            raise ConfigError(f"Port {port} on {host} is in use by another program; choose "
+                              "another with --port") from None
+
+
 def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
                public_url: str | None = None) -> int:
     host = check_host(host)
+    check_free(config, host, port, local_token(config.home))
     if host not in LOOPBACK:
         log.warning("Listening on %s: other machines can reach this server (the bearer token "
                     "still guards it)", host)
@@ -128,11 +153,32 @@ def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
         allowed_origins=sorted(origins)))
     guarded = Guard(app, hosts=hosts, origins=origins, verify=verifier.accepts,
                     resource_metadata=f"{base}/.well-known/oauth-protected-resource/mcp"
-                    if authority else None, limit=RateLimit())
+                    if authority else None, limit=RateLimit(),
+                    prove=lambda nonce, port: proof(token, nonce, port))
     warm_up(answers)
     log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
              f"http://{host}:{port}", f" (public: {base}/mcp)" if public_url else "")
-    return asyncio.run(_run(config, guarded, host, port, authority, base, account))
+    # SIGTERM (launchd, systemd, kill) ends the process like Ctrl-C, through the cleanup:
+    # uvicorn re-raises the signal it caught once it has stopped, and with the default
+    # action nothing after that would run (the record of a server gone would stay behind).
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        return asyncio.run(_run(config, guarded, host, port, authority, base, account))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        forget(config.home)
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
+def forget(home: Path) -> None:
+    """Remove this process's record of where it serves (another's is left alone)."""
+    record = home / RUNNING
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if json.loads(read_state_file(record)).get("pid") == os.getpid():
+            record.unlink()
 
 
 async def _run(config: Config, app: Any, host: str, port: int,
@@ -162,9 +208,7 @@ async def _run(config: Config, app: Any, host: str, port: int,
     finally:
         for s in servers:
             s.should_exit = True
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(read_state_file(record)).get("pid") == os.getpid():
-                record.unlink()
+        forget(config.home)
         account.close()
     return 0 if all(s.started for s in servers) else 1
 

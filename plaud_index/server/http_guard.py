@@ -9,6 +9,9 @@ server), its bearer token, and a rate limit on the endpoints a stranger can hamm
   finds the authorization server). Tokens are compared in constant time and never logged.
 - More than a few refused tokens, registrations, authorizations or consent codes a
   minute from one address: 429 for a while (a good token always passes).
+- ``GET /plaud-index/proof?nonce=N``: the server proves it is this home's (``proof``: a MAC
+  of the nonce and its port under the local token), so a stdio entry never sends its token
+  or a question to another program that holds the port (``forward``).
 
 The local token lives in ``<home>/http-token`` (0600): ``config`` and ``install`` write it
 into the entries of clients that speak HTTP.
@@ -43,6 +46,20 @@ def local_token(home: Path) -> str:
     token = own_secret(home / TOKEN_FILE, lambda: secrets.token_urlsafe(32).encode(),
                        lambda held: len(held.decode("ascii", "replace").strip()) >= 32)
     return token.decode("ascii", "replace").strip()
+
+
+PROOF_PATH = "/plaud-index/proof"
+_NONCE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def proof(token: str, nonce: str, port: int) -> str:
+    """What only a holder of ``token`` can say to ``nonce`` on ``port``."""
+    return hmac.new(token.encode(), f"plaud-index-proof\0{port}\0{nonce}".encode(),
+                    "sha256").hexdigest()
+
+
+def fair_nonce(nonce: str) -> bool:
+    return 16 <= len(nonce) <= 128 and set(nonce) <= _NONCE
 
 
 def same(given: str, expected: str) -> bool:
@@ -92,9 +109,11 @@ class Guard:
 
     def __init__(self, app: App, *, hosts: set[str], origins: set[str],
                  verify: Callable[[str], Awaitable[bool]], resource_metadata: str | None = None,
-                 limit: RateLimit | None = None) -> None:
+                 limit: RateLimit | None = None,
+                 prove: Callable[[str, int], str] | None = None) -> None:
         self.app, self.hosts, self.origins = app, hosts, origins
         self.verify = verify
+        self.prove = prove  # (nonce, port) → the proof, where this server gives one
         self.resource_metadata = resource_metadata
         self.limit = limit or RateLimit()
 
@@ -113,6 +132,9 @@ class Guard:
             return
         who = (scope.get("client") or ("?", 0))[0]
         path = scope.get("path", "")
+        if path == PROOF_PATH and self.prove is not None:
+            await self._prove(scope, send)
+            return
         if path.startswith(self.LIMITED) and scope.get("method") == "POST" and \
                 not self.limit.allow(f"{who} {path.split('/')[1]}"):
             await _refuse(send, 429, "Too many requests: wait a minute",
@@ -121,6 +143,22 @@ class Guard:
         if path.rstrip("/") == "/mcp" and not await self._authorised(scope, who, send):
             return
         await self.app(scope, receive, send)
+
+    async def _prove(self, scope: Scope, send: Send) -> None:
+        assert self.prove is not None
+        query = dict(part.partition("=")[::2] for part in
+                     scope.get("query_string", b"").decode("ascii", "replace").split("&"))
+        nonce = query.get("nonce", "")
+        port = int((scope.get("server") or ("", 0))[1] or 0)
+        if scope.get("method") != "GET" or not fair_nonce(nonce):
+            await _refuse(send, 400, "Bad request: GET with a nonce of 16-128 URL-safe "
+                          "characters")
+            return
+        body = json.dumps({"proof": self.prove(nonce, port)}).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     async def _authorised(self, scope: Scope, who: str, send: Send) -> bool:
         """A good token always passes (behind a tunnel every request comes from loopback:
