@@ -253,8 +253,8 @@ def test_sigterm_removes_the_record_and_a_second_server_is_one_line(tmp_path: Pa
                                 "--port", str(port)], capture_output=True, text=True,
                                cwd=REPO, env=other, timeout=120)
         assert taken.returncode == 1 and taken.stderr.strip() == (
-            f"plaud-index-mcp: Port {port} on 127.0.0.1 is in use by another program; choose another with "
-            "--port")
+            f"plaud-index-mcp: Port {port} on 127.0.0.1 is in use by another program; "
+            "choose another with --port")
         os.kill(record["pid"], signal.SIGTERM)
         deadline = time.monotonic() + 60
         while (home / "http-server.json").exists():

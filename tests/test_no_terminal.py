@@ -22,6 +22,8 @@ from conftest import free_port
 from fake_plaud import FakePlaud
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from plaud_index.setup.clients import CLIENTS, config_path
 
@@ -161,6 +163,12 @@ async def test_the_prompts_build_on_the_tools_with_their_arguments(tmp_path: Pat
                 await session.get_prompt("action_items_since", {"since": "last tuesday"})
             except Exception as exc:  # the client raises the server's error
                 bad = str(exc)
+            refused = {}  # issue 52: these were error code 0, with a traceback in the log
+            for name, arguments in (("no_such_prompt", {}), ("prepare_meeting", {})):
+                try:
+                    await session.get_prompt(name, arguments)
+                except MCPError as exc:
+                    refused[name] = (exc.error.code, exc.error.message)
     assert init.server_info.icons and init.server_info.icons[0].src.startswith(
         "data:image/png;base64,")
     assert set(prompts) == {"action_items_since", "week_recap", "prepare_meeting"}
@@ -173,3 +181,7 @@ async def test_the_prompts_build_on_the_tools_with_their_arguments(tmp_path: Pat
     prep_text = prep.messages[0].content.text  # type: ignore[union-attr]
     assert "plaud_list(speaker='Dana')" in prep_text and "Q3 budget" in prep_text
     assert bad is not None and "since" in bad and "YYYY-MM-DD" in bad
+    assert refused == {
+        "no_such_prompt": (INVALID_PARAMS, "No prompt named 'no_such_prompt': the prompts are "
+                           "action_items_since, week_recap, prepare_meeting"),
+        "prepare_meeting": (INVALID_PARAMS, "prepare_meeting needs person")}

@@ -32,7 +32,7 @@ from . import lifeline, stdio
 from .account import Account, register_account_tools
 from .descriptions import INSTRUCTIONS
 from .failures import missing_arguments_are_ours
-from .prompts import register_prompts
+from .prompts import prompt_requests_checked, register_prompts
 from .tools import register_people_tools, register_reading_tools
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,8 @@ def build_server(answers: Answers, account: Account, *, auth: Any = None,
     (``http.serve_http``); none for stdio."""
     server: MCPServer[Any] = MCPServer(NAME, title=TITLE, version=__version__,
                                        instructions=INSTRUCTIONS, website_url=WEBSITE,
-                                       icons=[icon()], middleware=[missing_arguments_are_ours],
+                                       icons=[icon()], middleware=[missing_arguments_are_ours,
+                                                   prompt_requests_checked],
                                        auth=auth, auth_server_provider=provider)
     register_reading_tools(server, answers, account)
     register_people_tools(server, answers, account)

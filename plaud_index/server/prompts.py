@@ -8,6 +8,7 @@ the index as it is: completing never starts a sync.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Annotated, Any
 
@@ -80,6 +81,27 @@ def meeting_prep(person: str, topic: str | None = None) -> str:
             "at=<moment start>) and open action items with plaud_notes(section=\"action "
             f"items\", speaker={echo(who)}). Give: what we last discussed and decided, what "
             f"is still open between us, and questions I should ask. Cite titles and dates.")
+
+
+REQUIRED_ARGUMENTS = {"prepare_meeting": ("person",)}
+
+
+async def prompt_requests_checked(ctx: Any, call_next: Any) -> Any:
+    """Server middleware: ``prompts/get`` for a prompt that does not exist, or without an
+    argument it needs, is a JSON-RPC invalid-params error (-32602) of one line, as the MCP
+    spec says (the SDK answers both with code 0 and a traceback in the log)."""
+    params = ctx.params
+    if ctx.method == "prompts/get" and isinstance(params, Mapping):
+        name = params.get("name")
+        if name not in PROMPT_SUMMARIES:
+            raise _bad(f"No prompt named {echo(name)}: the prompts are "
+                       f"{', '.join(PROMPT_SUMMARIES)}")
+        given = params.get("arguments") or {}
+        missing = [a for a in REQUIRED_ARGUMENTS.get(str(name), ())
+                   if not isinstance(given, Mapping) or not given.get(a)]
+        if missing:
+            raise _bad(f"{name} needs {', '.join(missing)}")
+    return await call_next(ctx)
 
 
 # The prompt arguments that name a person, and so complete from the people in the index.
