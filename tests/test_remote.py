@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import pytest
 from helpers import http_server
+from mcp.shared.auth import OAuthClientInformationFull
 
 REPO = Path(__file__).resolve().parent.parent
 REDIRECT = "http://127.0.0.1:9/callback"
@@ -271,6 +272,8 @@ def test_the_one_time_code_approves_and_replays_are_refused(remote: dict[str, An
 
 def test_five_wrong_codes_deny_and_an_unregistered_redirect_is_refused(
         remote: dict[str, Any]) -> None:
+    """Denied, the waiting page says so and sends the browser nowhere (it was a 302 to the
+    client's address: a stranger's client made this host an open redirector)."""
     client = register(remote, "Guesser")
     start = len(remote["log"].read_text())
     _, headers, _ = authorize(remote, client["client_id"])
@@ -278,13 +281,86 @@ def test_five_wrong_codes_deny_and_an_unregistered_redirect_is_refused(
     wrong = str((int(code) + 7) % 10**6).zfill(6)
     for _ in range(4):
         assert request(headers["location"], {"code": wrong})[0] == 200
-    status, denied, _ = request(headers["location"], {"code": wrong})
-    assert status == 302 and "error=access_denied" in denied["location"]
-    status, _, _ = request(headers["location"], {"code": code})  # too late: decided
-    assert status == 302 and "error=access_denied" in request(headers["location"])[1][
-        "location"]
+    status, denied, page = request(headers["location"], {"code": wrong})
+    assert status == 403 and "location" not in {k.lower() for k in denied}
+    assert "was not approved" in page
+    status, after, _ = request(headers["location"], {"code": code})  # too late: decided
+    assert status == 403 and "location" not in {k.lower() for k in after}
+    assert request(headers["location"])[0] == 403
     status, where, _ = authorize(remote, client["client_id"], "https://evil.example/cb")
     assert status == 400 and "evil.example" not in where.get("location", "")
+
+
+def registration(remote: dict[str, Any], **fields: Any) -> tuple[int, dict[str, Any]]:
+    body = {"client_name": "x", "redirect_uris": [REDIRECT], "token_endpoint_auth_method":
+            "none", "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"], **fields}
+    status, _, text = request(f"{remote['base']}/register", json.dumps(body).encode(),
+                              {"Content-Type": "application/json"})
+    return status, json.loads(text)
+
+
+@pytest.mark.parametrize("uris,why", [
+    (["javascript:alert(1)"], "https, or http to a loopback"),
+    (["data:text/html,hi"], "https, or http to a loopback"),
+    (["http://evil.example/cb"], "https, or http to a loopback"),
+    (["https://ok.example/cb#frag"], "without a fragment"),
+    ([f"https://ok.example/{i}" for i in range(6)], "1 to 5 redirect URIs"),
+    ([], "1 to 5 redirect URIs"),
+    (["https://ok.example/" + "a" * 2001], "at most 2000 characters")])
+def test_a_redirect_uri_is_https_or_loopback_http_and_a_few_of_them(
+        uris: list[str], why: str) -> None:
+    from mcp.server.auth.provider import RegistrationError
+
+    from plaud_index.server.remote_auth import check_registration
+
+    info = OAuthClientInformationFull.model_validate({"client_id": "c", "client_name": "x",
+                                                      "redirect_uris": uris})
+    with pytest.raises(RegistrationError, match=re.escape(why)):
+        check_registration(info)
+
+
+@pytest.mark.parametrize("uri", ["https://app.example/callback", "http://127.0.0.1:43110/cb",
+                                 "http://localhost:8080/cb", "http://[::1]:9/cb",
+                                 "http://127.8.0.1/cb"])
+def test_https_and_loopback_redirects_are_accepted(uri: str) -> None:
+    from plaud_index.server.remote_auth import check_registration
+
+    check_registration(OAuthClientInformationFull.model_validate(
+        {"client_id": "c", "client_name": "x", "redirect_uris": [uri]}))
+
+
+def test_over_the_wire_a_stranger_redirect_and_a_huge_registration_are_refused_unlogged(
+        remote: dict[str, Any]) -> None:
+    """Registration took javascript: and http://evil.example as redirects, and twenty
+    3.9 MB client names, each logged whole (78 MB of log)."""
+    before = remote["log"].stat().st_size
+    for uris in (["javascript:alert(1)"], ["http://evil.example/cb"]):
+        status, answer = registration(remote, redirect_uris=uris)
+        assert status == 400, answer
+    status, answer = registration(remote, client_name="N" * 101)
+    assert status == 400 and answer["error"] == "invalid_client_metadata"
+    try:
+        status, _ = registration(remote, client_name="N" * 3_900_000)
+    except urllib.error.URLError:  # refused before it was all sent
+        status = 413
+    assert status in (400, 413)
+    assert remote["log"].stat().st_size - before < 2000
+
+
+def test_an_authorization_error_of_an_unapproved_client_is_not_a_redirect(
+        remote: dict[str, Any]) -> None:
+    """The SDK answers some bad requests with a redirect to the client's address: for a
+    client nobody approved, that made this host a redirector to any https address."""
+    status, client = registration(remote, client_name="Stranger",
+                                  redirect_uris=["https://evil.example/cb"])
+    assert status == 201
+    status, headers, page = request(f"{remote['base']}/authorize?" + urllib.parse.urlencode({
+        "response_type": "code", "client_id": client["client_id"],
+        "redirect_uri": "https://evil.example/cb", "state": "s", "scope": "x",
+        "code_challenge_method": "plain", "code_challenge": "c" * 43}))
+    assert status == 400 and "evil.example" not in headers.get("location", ""), headers
+    assert "not approved" in page
 
 
 def test_a_revoked_client_loses_its_access(remote: dict[str, Any]) -> None:

@@ -8,8 +8,9 @@ Two places, and only one of them reachable from outside:
 - ``/approve/<id>`` on a second listener bound to loopback (``consent_app``), which no
   tunnel forwards: the owner, at this machine, approves or denies with one click. Its form
   carries a nonce of the request, so a page elsewhere cannot submit it.
-Once decided, the waiting page sends the browser on to the client (with the code, or
-``access_denied``).
+Once approved, the waiting page sends the browser on to the client with the code; a
+request denied (by the owner, or by five wrong codes) gets a page saying so and is never
+redirected: a client nobody approved must not turn this host into an open redirector.
 """
 
 from __future__ import annotations
@@ -57,8 +58,12 @@ def add_public_routes(server: MCPServer[Any], authority: RemoteAuthority) -> Non
         if pending is None:
             return page("<p>This request is unknown or has expired. Start again from the "
                         "app that asked.</p>", status=404)
-        if pending.decision is not None and pending.redirect:
+        if pending.decision == "approved" and pending.redirect:
             return RedirectResponse(pending.redirect, status_code=302)
+        if pending.decision is not None:  # denied: a client nobody approved is sent nowhere
+            return page(f"<p>{html.escape(pending.client_name)} was not approved. Start "
+                        "again from the app that asked, and ask the owner of this computer "
+                        "for the code.</p>", status=403)
         wrong = "<p>That code is not the one. </p>" if request.method == "POST" else ""
         return page(_asks(pending) + wrong +
                     "<p>It waits for the owner of this computer: they approve it there, or "

@@ -154,7 +154,8 @@ def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
     guarded = Guard(app, hosts=hosts, origins=origins, verify=verifier.accepts,
                     resource_metadata=f"{base}/.well-known/oauth-protected-resource/mcp"
                     if authority else None, limit=RateLimit(),
-                    prove=lambda nonce, port: proof(token, nonce, port))
+                    prove=lambda nonce, port: proof(token, nonce, port),
+                    may_redirect=authority.may_redirect if authority else None)
     warm_up(answers)
     log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
              f"http://{host}:{port}", f" (public: {base}/mcp)" if public_url else "")

@@ -28,6 +28,7 @@ from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 from ..fsio import own_secret
 
@@ -92,6 +93,11 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _query(scope: Scope) -> dict[str, str]:
+    raw = scope.get("query_string", b"").decode("latin-1")
+    return {k: v for k, v in parse_qsl(raw, keep_blank_values=True)}
+
+
 async def _refuse(send: Send, status: int, message: str,
                   headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None,
@@ -110,9 +116,12 @@ class Guard:
     def __init__(self, app: App, *, hosts: set[str], origins: set[str],
                  verify: Callable[[str], Awaitable[bool]], resource_metadata: str | None = None,
                  limit: RateLimit | None = None,
-                 prove: Callable[[str, int], str] | None = None) -> None:
+                 prove: Callable[[str, int], str] | None = None,
+                 may_redirect: Callable[[str, str], bool] | None = None) -> None:
         self.app, self.hosts, self.origins = app, hosts, origins
         self.verify = verify
+        # (client id, location) → may /authorize send the browser there (remote mode)
+        self.may_redirect = may_redirect
         self.prove = prove  # (nonce, port) → the proof, where this server gives one
         self.resource_metadata = resource_metadata
         self.limit = limit or RateLimit()
@@ -142,13 +151,38 @@ class Guard:
             return
         if path.rstrip("/") == "/mcp" and not await self._authorised(scope, who, send):
             return
+        if path == "/authorize" and self.may_redirect is not None:
+            send = self._redirects_checked(send, _query(scope).get("client_id", ""))
         await self.app(scope, receive, send)
+
+    def _redirects_checked(self, send: Send, client_id: str) -> Send:
+        """``send`` for an authorization request: a redirect it answers with goes through
+        only where ``may_redirect`` allows (our waiting page, or a client the owner
+        approved); otherwise a 400 of our own instead, so a stranger's registration never
+        makes this host a redirector to its address (the SDK sends some errors there)."""
+        assert self.may_redirect is not None
+        allowed = self.may_redirect
+        held = False
+
+        async def checked(message: MutableMapping[str, Any]) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start" and 300 <= message["status"] < 400:
+                location = next((v.decode("latin-1") for k, v in message.get("headers", [])
+                                 if k.lower() == b"location"), "")
+                if not allowed(client_id, location):
+                    held = True
+                    await _refuse(send, 400, "This client is not approved by the owner of "
+                                  "this server, so it is sent nowhere: start again from the "
+                                  "app that asked")
+                    return
+            if held:
+                return
+            await send(message)
+        return checked
 
     async def _prove(self, scope: Scope, send: Send) -> None:
         assert self.prove is not None
-        query = dict(part.partition("=")[::2] for part in
-                     scope.get("query_string", b"").decode("ascii", "replace").split("&"))
-        nonce = query.get("nonce", "")
+        nonce = _query(scope).get("nonce", "")
         port = int((scope.get("server") or ("", 0))[1] or 0)
         if scope.get("method") != "GET" or not fair_nonce(nonce):
             await _refuse(send, 400, "Bad request: GET with a nonce of 16-128 URL-safe "

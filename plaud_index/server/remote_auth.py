@@ -19,6 +19,7 @@ Clients, approvals and refresh tokens (hashed) live in ``<home>/remote-clients.j
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 import secrets
 import threading
@@ -27,12 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
     RefreshToken,
+    RegistrationError,
     TokenError,
     construct_redirect_uri,
 )
@@ -47,6 +50,53 @@ REFRESH_S = 30 * 24 * 3600
 CODE_S = 5 * 60
 PENDING_S = 10 * 60
 CODE_TRIES = 5
+# What one registration may hold: a client names itself in a line and sends its browser
+# back to a few addresses; anything larger is a stranger filling the owner's disk and log.
+MAX_NAME_CHARS = 100
+MAX_REDIRECTS = 5
+MAX_URI_CHARS = 2000
+MAX_RECORD_CHARS = 8000
+
+
+def loopback_host(host: str | None) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address((host or "").strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def redirect_problem(uri: str) -> str | None:
+    """Why ``uri`` cannot be a redirect URI (RFC 8252, OAuth 2.1): only https, or http to a
+    loopback address (a native app's listener); never javascript:, data:, or plain http to
+    another host. ``None`` when it can."""
+    if len(uri) > MAX_URI_CHARS:
+        return f"a redirect URI is at most {MAX_URI_CHARS} characters"
+    parsed = urlparse(uri)
+    if not (parsed.scheme == "https" or (parsed.scheme == "http" and
+                                         loopback_host(parsed.hostname))):
+        return f"{uri[:100]!r}: a redirect URI is https, or http to a loopback address"
+    if parsed.fragment or not parsed.hostname:
+        return f"{uri[:100]!r} is not an absolute URI without a fragment"
+    return None
+
+
+def check_registration(info: OAuthClientInformationFull) -> None:
+    """Bounds and redirect rules of one registration (``RegistrationError`` → 400)."""
+    uris = [str(u) for u in info.redirect_uris or []]
+    if not uris or len(uris) > MAX_REDIRECTS:
+        raise RegistrationError("invalid_redirect_uri",
+                                f"give 1 to {MAX_REDIRECTS} redirect URIs")
+    for uri in uris:
+        if (why := redirect_problem(uri)) is not None:
+            raise RegistrationError("invalid_redirect_uri", why)
+    if len(info.client_name or "") > MAX_NAME_CHARS:
+        raise RegistrationError("invalid_client_metadata",
+                                f"client_name is at most {MAX_NAME_CHARS} characters")
+    if len(info.model_dump_json(exclude_none=True)) > MAX_RECORD_CHARS:
+        raise RegistrationError("invalid_client_metadata",
+                                f"the registration is over {MAX_RECORD_CHARS} characters")
 
 
 @dataclass
@@ -100,6 +150,7 @@ class RemoteAuthority:
         return OAuthClientInformationFull.model_validate(record["info"])
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        check_registration(client_info)
         with self._lock:
             self._load()
             self.ledger.clients[str(client_info.client_id)] = {
@@ -107,7 +158,7 @@ class RemoteAuthority:
                 "registered": self.clock(), "approved": None, "revoked": None}
             self._save()
         log.info("A client registered: %r (nothing is granted until you approve it)",
-                 client_info.client_name)
+                 (client_info.client_name or "")[:MAX_NAME_CHARS])
 
     # -- authorization: waits for the owner ----------------------------------------------
     async def authorize(self, client: OAuthClientInformationFull,
@@ -121,6 +172,17 @@ class RemoteAuthority:
             self.pending[pending.ident] = pending
         self.announce(pending)
         return f"{self.issuer}/consent/{pending.ident}"
+
+    def may_redirect(self, client_id: str, location: str) -> bool:
+        """Where ``/authorize`` may send a browser: our own waiting page, or the registered
+        address of a client the owner has approved (never a stranger's)."""
+        if location.startswith(f"{self.issuer}/consent/"):
+            return True
+        with self._lock:
+            self._load()
+            record = self.ledger.clients.get(client_id)
+        return record is not None and bool(record.get("approved")) and \
+            not record.get("revoked")
 
     def _expire(self) -> None:
         now = self.clock()
