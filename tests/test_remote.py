@@ -77,10 +77,11 @@ def owner_sees(log: Path, after: int) -> tuple[str, str]:
     one-time code."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        said = re.findall(r"on this machine: (\S+/approve/\S+) .*one-time code (\d{6})",
+        said = re.findall(r"on this machine: (\S+/approve/\S+) .*one-time code "
+                          r"(\d{4} \d{4} \d{4})",
                           log.read_text()[after:])
         if said:
-            return said[-1][0], said[-1][1]
+            return said[-1][0], said[-1][1].replace(" ", "")
         time.sleep(0.1)
     raise AssertionError(log.read_text()[-2000:])
 
@@ -239,7 +240,7 @@ def test_the_one_time_code_approves_and_replays_are_refused(remote: dict[str, An
     status, headers, _ = authorize(remote, client["client_id"])
     consent = headers["location"]
     _, code = owner_sees(remote["log"], start)
-    wrong = str((int(code) + 1) % 10**6).zfill(6)
+    wrong = str((int(code) + 1) % 10**12).zfill(12)
     assert request(consent, {"code": wrong})[0] == 200  # counted, nothing granted
     status, headers, _ = request(consent, {"code": code})
     assert status == 302
@@ -278,7 +279,7 @@ def test_five_wrong_codes_deny_and_an_unregistered_redirect_is_refused(
     start = len(remote["log"].read_text())
     _, headers, _ = authorize(remote, client["client_id"])
     _, code = owner_sees(remote["log"], start)
-    wrong = str((int(code) + 7) % 10**6).zfill(6)
+    wrong = str((int(code) + 7) % 10**12).zfill(12)
     for _ in range(4):
         assert request(headers["location"], {"code": wrong})[0] == 200
     status, denied, page = request(headers["location"], {"code": wrong})

@@ -4,7 +4,8 @@ Two places, and only one of them reachable from outside:
 - ``/consent/<id>`` on the public server (through the tunnel): where the client's
   browser waits. It says what is asked and waits (it refreshes itself); it takes the
   one-time code that ``serve`` printed in the owner's terminal and log. Reaching it grants
-  nothing: a wrong code counts, five deny the request.
+  nothing: a wrong code counts, five deny the request, and a day's budget of wrong codes
+  for all requests together pauses every code (``remote_auth``).
 - ``/approve/<id>`` on a second listener bound to loopback (``consent_app``), which no
   tunnel forwards: the owner, at this machine, approves or denies with one click. Its form
   carries a nonce of the request, so a page elsewhere cannot submit it.
@@ -25,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from .remote_auth import Pending, RemoteAuthority
+from .remote_auth import Pending, RemoteAuthority, spaced
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +65,18 @@ def add_public_routes(server: MCPServer[Any], authority: RemoteAuthority) -> Non
             return page(f"<p>{html.escape(pending.client_name)} was not approved. Start "
                         "again from the app that asked, and ask the owner of this computer "
                         "for the code.</p>", status=403)
+        if authority.paused():
+            return page(_asks(pending) + "<p>It waits for the owner of this computer. Too "
+                        "many wrong codes were typed today, so codes approve nothing now: "
+                        "the owner approves it on this computer itself.</p>",
+                        refresh=request.method == "GET")
         wrong = "<p>That code is not the one. </p>" if request.method == "POST" else ""
         return page(_asks(pending) + wrong +
                     "<p>It waits for the owner of this computer: they approve it there, or "
                     "type here the one-time code <code>plaud-index-mcp serve</code> shows "
-                    "them.</p><form method=post><input name=code inputmode=numeric "
-                    "autocomplete=one-time-code maxlength=6> <button>Approve</button></form>",
-                    refresh=request.method == "GET")
+                    "them (twelve digits).</p><form method=post><input name=code "
+                    "inputmode=numeric autocomplete=one-time-code maxlength=20> "
+                    "<button>Approve</button></form>", refresh=request.method == "GET")
 
 
 def consent_app(authority: RemoteAuthority) -> Starlette:
@@ -90,7 +96,7 @@ def consent_app(authority: RemoteAuthority) -> Starlette:
         if pending.decision is not None:
             return page(f"<p>Already {pending.decision}.</p>")
         nonce = html.escape(pending.nonce)
-        return page(_asks(pending) + f"<p>One-time code: <code>{pending.code}</code></p>"
+        return page(_asks(pending) + f"<p>One-time code: <code>{spaced(pending.code)}</code></p>"
                     f"<form method=post><input type=hidden name=nonce value={nonce}>"
                     "<button name=decision value=approve>Approve</button> "
                     "<button name=decision value=deny>Deny</button></form>")

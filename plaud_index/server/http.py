@@ -38,7 +38,7 @@ from .app import build_server, server_process, warm_up
 from .consent import add_public_routes, consent_app
 from .forward import RUNNING, proves
 from .http_guard import Guard, RateLimit, local_token, proof, same
-from .remote_auth import Pending, RemoteAuthority
+from .remote_auth import Pending, RemoteAuthority, spaced
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def announce(admin: str) -> Any:
         log.warning("%r asks to use this server. Approve it on this machine: %s/approve/%s "
                     "- or, from where you are, type the one-time code %s on the page it "
                     "opened. (It expires in 10 minutes; nothing is granted until then.)",
-                    pending.client_name, admin, pending.ident, pending.code)
+                    pending.client_name, admin, pending.ident, spaced(pending.code))
     return say
 
 
@@ -155,7 +155,8 @@ def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
                     resource_metadata=f"{base}/.well-known/oauth-protected-resource/mcp"
                     if authority else None, limit=RateLimit(),
                     prove=lambda nonce, port: proof(token, nonce, port),
-                    may_redirect=authority.may_redirect if authority else None)
+                    may_redirect=authority.may_redirect if authority else None,
+                    behind_tunnel=authority is not None)
     warm_up(answers)
     log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
              f"http://{host}:{port}", f" (public: {base}/mcp)" if public_url else "")

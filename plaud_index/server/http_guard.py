@@ -7,8 +7,14 @@ server), its bearer token, and a rate limit on the endpoints a stranger can hamm
 - ``/mcp`` without a token this server accepts: 401 with ``WWW-Authenticate: Bearer``
   (``resource_metadata`` too when the remote authorization is on, so an OAuth client
   finds the authorization server). Tokens are compared in constant time and never logged.
-- More than a few refused tokens, registrations, authorizations or consent codes a
-  minute from one address: 429 for a while (a good token always passes).
+- Throttles a stranger cannot turn against the owner (behind a tunnel every request comes
+  from loopback: the sender is the address the tunnel appended to X-Forwarded-For):
+  registrations and authorization requests, a few a minute per sender and a budget for
+  everyone together; refused tokens at ``/mcp``, a few a minute per sender (a good token
+  always passes). ``/token`` and the one-time code are not throttled by address at all:
+  a code, refresh token or authorization code is 256 random bits, and the one-time code
+  has budgets of its own (``remote_auth``), so nobody's failures slow the owner's clients
+  or the owner's code.
 - ``GET /plaud-index/proof?nonce=N``: the server proves it is this home's (``proof``: a MAC
   of the nonce and its port under the local token), so a stdio entry never sends its token
   or a question to another program that holds the port (``forward``).
@@ -69,14 +75,18 @@ def same(given: str, expected: str) -> bool:
 
 
 class RateLimit:
-    """At most ``burst`` events per address in ``window_s`` seconds."""
+    """At most ``burst`` events per key (a sender, or everyone) in ``window_s`` seconds;
+    at most ``keys`` keys are remembered (the oldest forgotten first), so a flood of
+    senders cannot grow it without bound."""
 
     def __init__(self, burst: int = 10, window_s: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.burst, self.window_s, self.clock = burst, window_s, clock
+                 clock: Callable[[], float] = time.monotonic, keys: int = 10_000) -> None:
+        self.burst, self.window_s, self.clock, self.keys = burst, window_s, clock, keys
         self._seen: dict[str, deque[float]] = defaultdict(deque)
 
     def allow(self, who: str) -> bool:
+        if who not in self._seen and len(self._seen) >= self.keys:
+            del self._seen[next(iter(self._seen))]
         now, seen = self.clock(), self._seen[who]
         while seen and now - seen[0] > self.window_s:
             seen.popleft()
@@ -108,17 +118,34 @@ async def _refuse(send: Send, status: int, message: str,
     await send({"type": "http.response.body", "body": body})
 
 
+ASKING = ("/authorize", "/register")  # what a stranger can ask for without any secret
+EVERYONE = "*"  # the key of the budget all senders share
+EVERYONE_BURST = 60  # asks a minute from all senders together
+
+
+def sender(scope: Scope, behind_tunnel: bool) -> str:
+    """Who sent a request: the peer address, or behind a tunnel (a loopback peer with
+    X-Forwarded-For) the address the tunnel appended, the last one (the ones before it
+    are whatever the sender wrote)."""
+    peer = str((scope.get("client") or ("?", 0))[0])
+    forwarded = _header(scope, b"x-forwarded-for") if behind_tunnel else None
+    if forwarded and peer in ("127.0.0.1", "::1"):
+        return forwarded.split(",")[-1].strip()[:64] or peer
+    return peer
+
+
 class Guard:
     """The ASGI middleware in front of the SDK's app."""
-
-    LIMITED = ("/authorize", "/register", "/token", "/consent")
 
     def __init__(self, app: App, *, hosts: set[str], origins: set[str],
                  verify: Callable[[str], Awaitable[bool]], resource_metadata: str | None = None,
                  limit: RateLimit | None = None,
                  prove: Callable[[str, int], str] | None = None,
-                 may_redirect: Callable[[str, str], bool] | None = None) -> None:
+                 may_redirect: Callable[[str, str], bool] | None = None,
+                 behind_tunnel: bool = False) -> None:
         self.app, self.hosts, self.origins = app, hosts, origins
+        self.behind_tunnel = behind_tunnel  # --public-url: the sender is the tunnel's word
+        self.everyone = RateLimit(EVERYONE_BURST, clock=self.limit_clock(limit))
         self.verify = verify
         # (client id, location) → may /authorize send the browser there (remote mode)
         self.may_redirect = may_redirect
@@ -139,13 +166,12 @@ class Guard:
         if host is None or host not in self.hosts:
             await _refuse(send, 421, "Misdirected request: unknown Host")
             return
-        who = (scope.get("client") or ("?", 0))[0]
+        who = sender(scope, self.behind_tunnel)
         path = scope.get("path", "")
         if path == PROOF_PATH and self.prove is not None:
             await self._prove(scope, send)
             return
-        if path.startswith(self.LIMITED) and scope.get("method") == "POST" and \
-                not self.limit.allow(f"{who} {path.split('/')[1]}"):
+        if path.startswith(ASKING) and not self._may_ask(who, path.split("/")[1]):
             await _refuse(send, 429, "Too many requests: wait a minute",
                           [(b"retry-after", b"60")])
             return
@@ -154,6 +180,15 @@ class Guard:
         if path == "/authorize" and self.may_redirect is not None:
             send = self._redirects_checked(send, _query(scope).get("client_id", ""))
         await self.app(scope, receive, send)
+
+    @staticmethod
+    def limit_clock(limit: RateLimit | None) -> Callable[[], float]:
+        return limit.clock if limit is not None else time.monotonic
+
+    def _may_ask(self, who: str, what: str) -> bool:
+        """A registration or an authorization request: within the sender's few a minute,
+        and within everyone's budget (which a sender's own limit keeps others' share of)."""
+        return self.limit.allow(f"{who} {what}") and self.everyone.allow(f"{EVERYONE} {what}")
 
     def _redirects_checked(self, send: Send, client_id: str) -> Send:
         """``send`` for an authorization request: a redirect it answers with goes through

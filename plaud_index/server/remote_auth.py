@@ -34,6 +34,7 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    AuthorizeError,
     RefreshToken,
     RegistrationError,
     TokenError,
@@ -49,7 +50,13 @@ ACCESS_S = 15 * 60
 REFRESH_S = 30 * 24 * 3600
 CODE_S = 5 * 60
 PENDING_S = 10 * 60
-CODE_TRIES = 5
+CODE_TRIES = 5  # wrong one-time codes that deny one request
+CODE_DIGITS = 12
+# Wrong one-time codes of all requests together in a day; past them a code approves nothing
+# until the day has passed, and the owner approves on the loopback page. At most 50 wrong
+# guesses a day is 18,250 a year against 10^12 codes: 1 in 55 million a year.
+WRONG_CODES_A_DAY = 50
+MAX_PENDING = 20  # requests waiting for the owner at once; more are refused, no code printed
 # What one registration may hold: a client names itself in a line and sends its browser
 # back to a few addresses; anything larger is a stranger filling the owner's disk and log.
 MAX_NAME_CHARS = 100
@@ -115,6 +122,15 @@ class Pending:
     redirect: str | None = None  # where the browser goes once decided
 
 
+def new_code() -> str:
+    return f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
+
+
+def spaced(code: str) -> str:
+    """A code as a person reads it: groups of four digits."""
+    return " ".join(code[i:i + 4] for i in range(0, len(code), 4))
+
+
 class RemoteAuthority:
     def __init__(self, home: Path, public_url: str, announce: Callable[[Pending], None],
                  local_token: str, clock: Callable[[], float] = time.time) -> None:
@@ -124,6 +140,7 @@ class RemoteAuthority:
         self.resource = f"{self.issuer}/mcp"
         self.key = signing_key(home)
         self.pending: dict[str, Pending] = {}
+        self.wrong_codes: list[float] = []  # when each wrong one-time code came, a day's
         self.codes: dict[str, AuthorizationCode] = {}
         self.used_codes: dict[str, str] = {}  # code digest -> client id
         self._lock = threading.Lock()
@@ -165,10 +182,14 @@ class RemoteAuthority:
                         params: AuthorizationParams) -> str:
         name = (client.client_name or str(client.client_id))[:80]
         pending = Pending(secrets.token_urlsafe(16), str(client.client_id), name, params,
-                          f"{secrets.randbelow(10**6):06d}", secrets.token_urlsafe(16),
-                          self.clock())
+                          new_code(), secrets.token_urlsafe(16), self.clock())
         with self._lock:
             self._expire()
+            if sum(p.decision is None for p in self.pending.values()) >= MAX_PENDING:
+                log.warning("%d requests wait for your approval already: a new one was "
+                            "refused (no code is shown for it)", MAX_PENDING)
+                raise AuthorizeError("temporarily_unavailable",
+                                     "Too many requests wait for the owner; try later")
             self.pending[pending.ident] = pending
         self.announce(pending)
         return f"{self.issuer}/consent/{pending.ident}"
@@ -222,15 +243,31 @@ class RemoteAuthority:
         log.info("You approved %r: it can now use this server's tools", pending.client_name)
         return pending
 
+    def paused(self) -> bool:
+        with self._lock:
+            return self.codes_paused()
+
+    def codes_paused(self) -> bool:
+        """Past a day's wrong one-time codes: only the loopback page approves. Lock held."""
+        now = self.clock()
+        self.wrong_codes = [t for t in self.wrong_codes if now - t < 24 * 3600]
+        return len(self.wrong_codes) >= WRONG_CODES_A_DAY
+
     def try_code(self, ident: str, code: str) -> Pending | None:
         """A one-time code typed on the public page: right approves, wrong counts (five
-        wrong ones deny the request)."""
+        wrong ones deny the request; a day's ``WRONG_CODES_A_DAY`` pause every code)."""
         with self._lock:
             pending = self.pending.get(ident)
-            if pending is None or pending.decision is not None:
+            if pending is None or pending.decision is not None or self.codes_paused():
                 return pending
             pending.tries += 1
-            right = hmac.compare_digest(code.strip().encode(), pending.code.encode())
+            typed = "".join(code.split())
+            right = hmac.compare_digest(typed.encode(), pending.code.encode())
+            if not right:
+                self.wrong_codes.append(self.clock())
+                if self.codes_paused():
+                    log.warning("%d wrong one-time codes today: codes approve nothing until "
+                                "tomorrow; approve on this machine's page", WRONG_CODES_A_DAY)
             tries = pending.tries
         if right:
             return self.decide(ident, True)

@@ -1,0 +1,152 @@
+"""The remote authorization's rules, unit by unit with a clock of the test's own: what a
+stranger can ask for, how often, and what it can never cost the owner (issue 49)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.server.auth.provider import AuthorizationParams, AuthorizeError
+from mcp.shared.auth import OAuthClientInformationFull
+from pydantic import AnyUrl
+
+from plaud_index.server.http_guard import EVERYONE_BURST, Guard, RateLimit, sender
+from plaud_index.server.remote_auth import (
+    CODE_DIGITS,
+    CODE_TRIES,
+    MAX_PENDING,
+    WRONG_CODES_A_DAY,
+    RemoteAuthority,
+    spaced,
+)
+
+PUBLIC = "https://plaud.example.ts.net"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def authority(tmp_path: Path, clock: Clock) -> tuple[RemoteAuthority, list[Any]]:
+    told: list[Any] = []
+    return RemoteAuthority(tmp_path, PUBLIC, told.append, "local-token" * 4, clock), told
+
+
+def client(n: int = 0) -> OAuthClientInformationFull:
+    return OAuthClientInformationFull.model_validate({
+        "client_id": f"client-{n}", "client_name": f"App {n}",
+        "redirect_uris": ["https://app.example/cb"]})
+
+
+def params() -> AuthorizationParams:
+    return AuthorizationParams(state="s", scopes=[], code_challenge="c" * 43,
+                               redirect_uri=AnyUrl("https://app.example/cb"),
+                               redirect_uri_provided_explicitly=True,
+                               resource=f"{PUBLIC}/mcp")
+
+
+def ask(authority: RemoteAuthority, n: int = 0) -> str:
+    anyio.run(authority.register_client, client(n))
+    return str(anyio.run(authority.authorize, client(n), params())).rsplit("/", 1)[-1]
+
+
+def test_the_one_time_code_is_twelve_digits_shown_in_fours(
+        authority: tuple[RemoteAuthority, list[Any]]) -> None:
+    auth, told = authority
+    ask(auth)
+    code = told[0].code
+    assert len(code) == CODE_DIGITS == 12 and code.isdigit()
+    assert spaced(code) == f"{code[:4]} {code[4:8]} {code[8:]}"
+    assert auth.try_code(told[0].ident, spaced(code)).decision == "approved"  # spaces too
+
+
+def test_a_days_wrong_codes_pause_every_code_and_the_loopback_page_still_approves(
+        authority: tuple[RemoteAuthority, list[Any]], clock: Clock) -> None:
+    """At most WRONG_CODES_A_DAY wrong guesses a day: 18,250 a year against 10^12 codes,
+    under one in a million a year (docs/remote.md)."""
+    auth, told = authority
+    assert WRONG_CODES_A_DAY * 365 / 10**CODE_DIGITS < 1e-6
+    for n in range(WRONG_CODES_A_DAY // CODE_TRIES):
+        ident = ask(auth, n)
+        for _ in range(CODE_TRIES):
+            auth.try_code(ident, "0" * 12 if told[-1].code != "0" * 12 else "1" * 12)
+        clock.now += 60
+    owner = ask(auth, 999)
+    assert auth.paused()
+    right = told[-1].code
+    assert auth.try_code(owner, right).decision is None  # even the right code, today
+    assert auth.decide(owner, True).decision == "approved"  # the owner at the machine
+    clock.now += 24 * 3600 + 1
+    later = ask(auth, 1000)
+    assert not auth.paused() and auth.try_code(later, told[-1].code).decision == "approved"
+
+
+def test_pending_requests_are_bounded_and_no_code_is_shown_past_the_bound(
+        authority: tuple[RemoteAuthority, list[Any]]) -> None:
+    auth, told = authority
+    for n in range(MAX_PENDING):
+        ask(auth, n)
+    with pytest.raises(AuthorizeError):
+        ask(auth, MAX_PENDING)
+    assert len(told) == MAX_PENDING
+
+
+def test_only_our_page_or_an_approved_client_is_redirected_to(
+        authority: tuple[RemoteAuthority, list[Any]]) -> None:
+    auth, told = authority
+    ident = ask(auth, 1)
+    assert auth.may_redirect("client-1", f"{PUBLIC}/consent/{ident}")
+    assert not auth.may_redirect("client-1", "https://app.example/cb?error=invalid_request")
+    auth.try_code(ident, told[-1].code)
+    assert auth.may_redirect("client-1", "https://app.example/cb?code=x")
+    assert not auth.may_redirect("client-2", "https://app.example/cb")
+
+
+def scope(peer: str, forwarded: str | None = None) -> dict[str, Any]:
+    headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
+    return {"type": "http", "client": (peer, 5000), "headers": headers}
+
+
+def test_behind_a_tunnel_the_sender_is_what_the_tunnel_appended() -> None:
+    assert sender(scope("127.0.0.1", "203.0.113.7"), behind_tunnel=True) == "203.0.113.7"
+    # what the sender wrote itself comes first; the tunnel's word is the last
+    assert sender(scope("127.0.0.1", "127.0.0.1, 198.51.100.2"), True) == "198.51.100.2"
+    assert sender(scope("127.0.0.1", "203.0.113.7"), behind_tunnel=False) == "127.0.0.1"
+    assert sender(scope("192.0.2.9", "203.0.113.7"), behind_tunnel=True) == "192.0.2.9"
+
+
+def test_each_sender_asks_a_few_times_a_minute_and_everyone_within_one_budget(
+        clock: Clock) -> None:
+    async def app(*args: Any) -> None:
+        pass
+
+    async def never(token: str) -> bool:
+        return False
+
+    guard = Guard(app, hosts=set(), origins=set(), verify=never,
+                  limit=RateLimit(clock=clock), behind_tunnel=True)
+    for _ in range(9):  # one stranger's burst: its own bucket
+        assert guard._may_ask("203.0.113.7", "register")
+    owner_first = guard._may_ask("198.51.100.2", "register")
+    assert owner_first
+    for n in range(EVERYONE_BURST):  # a thousand strangers share one budget
+        guard._may_ask(f"10.0.{n // 250}.{n % 250}", "register")
+    assert not guard._may_ask("198.51.100.2", "register")  # the budget of everyone
+    clock.now += 61
+    assert guard._may_ask("198.51.100.2", "register")
+    small = RateLimit(burst=1, keys=3, clock=clock)
+    for n in range(100):
+        small.allow(f"sender-{n}")
+    assert len(small._seen) == 3
