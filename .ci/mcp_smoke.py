@@ -16,8 +16,8 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = ["plaud_get", "plaud_list", "plaud_notes", "plaud_search", "plaud_sign_in",
-         "plaud_sign_out", "plaud_transcript"]
+TOOLS = ["plaud_get", "plaud_list", "plaud_name_speaker", "plaud_notes", "plaud_people",
+         "plaud_search", "plaud_sign_in", "plaud_sign_out", "plaud_transcript"]
 
 
 def launch(argv: list[str]) -> tuple[str, list[str], dict[str, str]]:

@@ -96,8 +96,10 @@ def approve_at_the_machine(link: str) -> None:
     assert status == 200 and "You approved" in page
 
 
-def test_the_sdk_oauth_client_gets_a_token_only_after_the_owner_approves(
-        remote: dict[str, Any]) -> None:
+@pytest.fixture(scope="module")
+def sdk_approved(remote: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's OAuth client through the whole flow (each step checked on the way): its
+    client, its tokens, what it listed and found, and what --list-clients said after."""
     from mcp import ClientSession
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -160,14 +162,20 @@ def test_the_sdk_oauth_client_gets_a_token_only_after_the_owner_approves(
             return tools, found.structured_content["results"][0]["title"]
 
     tools, top = anyio.run(session)
-    assert "plaud_search" in tools and top == "Q3 budget review"
-    assert storage.tokens is not None and storage.tokens.expires_in == 15 * 60
-    remote["client"], remote["tokens"] = storage.client, storage.tokens
     listed = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--list-clients",
                              "--json"], capture_output=True, text=True, cwd=REPO,
                             env=remote["env"], timeout=60)
-    clients = json.loads(listed.stdout)
-    assert [c["name"] for c in clients] == ["Remote test client"] and clients[0]["approved"]
+    return {"tools": tools, "top": top, "client": storage.client, "tokens": storage.tokens,
+            "listed": json.loads(listed.stdout)}
+
+
+def test_the_sdk_oauth_client_gets_a_token_only_after_the_owner_approves(
+        sdk_approved: dict[str, Any]) -> None:
+    assert "plaud_search" in sdk_approved["tools"] and sdk_approved["top"] == "Q3 budget review"
+    tokens = sdk_approved["tokens"]
+    assert tokens is not None and tokens.expires_in == 15 * 60
+    named = [c for c in sdk_approved["listed"] if c["name"] == "Remote test client"]
+    assert len(named) == 1 and named[0]["approved"]
 
 
 def bearer(remote: dict[str, Any], token: str) -> int:
@@ -188,12 +196,11 @@ def signed(remote: dict[str, Any], **claims: Any) -> str:
     return f"pim1.{body}.{mac.decode().rstrip('=')}"
 
 
-def test_forged_expired_and_other_audience_tokens_are_refused(remote: dict[str, Any]) -> None:
-    if "tokens" not in remote:
-        pytest.skip("needs the approved client of the previous test")
-    good = remote["tokens"].access_token
+def test_forged_expired_and_other_audience_tokens_are_refused(
+        remote: dict[str, Any], sdk_approved: dict[str, Any]) -> None:
+    good = sdk_approved["tokens"].access_token
     assert bearer(remote, good) == 200
-    client_id = remote["client"].client_id
+    client_id = sdk_approved["client"].client_id
     now = int(time.time())
     forged = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
     assert bearer(remote, forged) == 401
@@ -365,16 +372,23 @@ def test_an_authorization_error_of_an_unapproved_client_is_not_a_redirect(
 
 
 def test_a_revoked_client_loses_its_access(remote: dict[str, Any]) -> None:
-    if "tokens" not in remote:
-        pytest.skip("needs the approved client of the first test")
-    client_id = remote["client"].client_id
+    client = register(remote, "Revoked later")
+    start = len(remote["log"].read_text())
+    _, headers, _ = authorize(remote, client["client_id"])
+    _, code = owner_sees(remote["log"], start)
+    _, approved, _ = request(headers["location"], {"code": code})
+    granted = urllib.parse.parse_qs(urllib.parse.urlparse(approved["location"]).query)
+    status, pair = token(remote, grant_type="authorization_code", code=granted["code"][0],
+                         client_id=client["client_id"], redirect_uri=REDIRECT,
+                         code_verifier=remote["verifier"])
+    assert status == 200 and bearer(remote, pair["access_token"]) == 200
     done = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--revoke",
-                           client_id], capture_output=True, text=True, cwd=REPO,
+                           client["client_id"]], capture_output=True, text=True, cwd=REPO,
                           env=remote["env"], timeout=60)
     assert done.returncode == 0, done.stderr
-    assert bearer(remote, remote["tokens"].access_token) == 401
-    status, _ = token(remote, grant_type="refresh_token", client_id=client_id,
-                      refresh_token=remote["tokens"].refresh_token)
+    assert bearer(remote, pair["access_token"]) == 401
+    status, _ = token(remote, grant_type="refresh_token", client_id=client["client_id"],
+                      refresh_token=pair["refresh_token"])
     assert status in (400, 401)
 
 
