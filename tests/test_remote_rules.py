@@ -150,3 +150,68 @@ def test_each_sender_asks_a_few_times_a_minute_and_everyone_within_one_budget(
     for n in range(100):
         small.allow(f"sender-{n}")
     assert len(small._seen) == 3
+
+
+# --- the ledger: bounded, and never read as empty in silence ------------------------------
+
+def test_waiting_clients_are_capped_and_forgotten_after_a_day(
+        authority: tuple[RemoteAuthority, list[Any]], clock: Clock) -> None:
+    from mcp.server.auth.provider import RegistrationError
+
+    from plaud_index.server.remote_ledger import MAX_WAITING
+
+    auth, _ = authority
+    for n in range(MAX_WAITING):
+        anyio.run(auth.register_client, client(n))
+    with pytest.raises(RegistrationError, match="wait for the owner"):
+        anyio.run(auth.register_client, client(MAX_WAITING))
+    clock.now += 24 * 3600 + 1
+    anyio.run(auth.register_client, client(MAX_WAITING))  # the stale ones are gone
+    assert len(auth.ledger.clients) == 1
+
+
+def test_a_clients_used_refresh_tokens_are_its_last_few(clock: Clock) -> None:
+    from plaud_index.server.remote_ledger import USED_KEPT, Ledger, prune
+
+    ledger = Ledger({"c": {"approved": 1.0, "registered": 1.0}},
+                    {f"r{i}": {"cid": "c", "exp": clock.now + 99, "used": float(i + 1)}
+                     for i in range(50)} | {"live": {"cid": "c", "exp": clock.now + 99,
+                                                     "used": None},
+                                            "old": {"cid": "c", "exp": clock.now - 1,
+                                                    "used": None}})
+    prune(ledger, clock.now)
+    used = sorted(k for k, v in ledger.refresh.items() if v["used"] is not None)
+    assert len(used) == USED_KEPT and "r49" in used and "r0" not in used
+    assert "live" in ledger.refresh and "old" not in ledger.refresh
+
+
+@pytest.mark.parametrize("damage", ["garbage", "oversized", "not a ledger"])
+def test_list_clients_and_revoke_report_and_repair_a_ledger_that_cannot_be_read(
+        tmp_path: Path, damage: str) -> None:
+    """Past 64 MiB the ledger was not read: --list-clients said "No remote client has
+    registered." and --revoke exited 1 with nothing said."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from plaud_index.server.remote_ledger import STATE_FILE
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    ledger = home / STATE_FILE
+    if damage == "oversized":
+        with ledger.open("wb") as fh:
+            fh.truncate(65 * 1024 * 1024)  # sparse: the size, not the disk
+    else:
+        ledger.write_text("{\x00 not json" if damage == "garbage" else json.dumps([1, 2]))
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock"}
+    listed = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--list-clients"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert listed.returncode == 0
+    assert "could not be read" in listed.stderr and "set aside as" in listed.stderr
+    assert listed.stdout.strip() == "No remote client is registered now."
+    assert not ledger.exists() and list(home.glob(f"{STATE_FILE}.damaged-*"))
+    revoked = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--revoke", "x"],
+                             capture_output=True, text=True, env=env, timeout=60)
+    assert revoked.returncode == 1 and "No remote client 'x'" in revoked.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import datetime, timezone
 from typing import Any
 
@@ -24,12 +25,15 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     from ..server.remote_ledger import list_clients, revoke_client
 
     if args.list_clients:
-        clients = list_clients(config.home)
+        clients, problem = list_clients(config.home)
+        if problem:
+            print(problem, file=sys.stderr)
         if args.json:
             print(json.dumps(clients, indent=2))
             return 0
         if not clients:
-            print("No remote client has registered.")
+            print("No remote client is registered now." if problem else
+                  "No remote client has registered.")
         for c in clients:
             state = "revoked " + _when(c["revoked"], config) if c["revoked"] else \
                 "approved " + _when(c["approved"], config) if c["approved"] else \

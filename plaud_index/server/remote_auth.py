@@ -42,7 +42,17 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from .remote_ledger import Ledger, LedgerFile, digest, sign, signed_claims, signing_key
+from .remote_ledger import (
+    MAX_WAITING,
+    Ledger,
+    LedgerFile,
+    digest,
+    prune,
+    sign,
+    signed_claims,
+    signing_key,
+    waiting,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +154,7 @@ class RemoteAuthority:
         self.codes: dict[str, AuthorizationCode] = {}
         self.used_codes: dict[str, str] = {}  # code digest -> client id
         self._lock = threading.Lock()
-        self._file = LedgerFile(home)
+        self._file = LedgerFile(home, clock)
 
     @property
     def ledger(self) -> Ledger:
@@ -170,6 +180,10 @@ class RemoteAuthority:
         check_registration(client_info)
         with self._lock:
             self._load()
+            prune(self.ledger, self.clock())
+            if waiting(self.ledger) >= MAX_WAITING:
+                raise RegistrationError("invalid_client_metadata", f"{MAX_WAITING} clients "
+                                        "wait for the owner's approval already; try later")
             self.ledger.clients[str(client_info.client_id)] = {
                 "info": client_info.model_dump(mode="json", exclude_none=True),
                 "registered": self.clock(), "approved": None, "revoked": None}
