@@ -323,3 +323,57 @@ def test_a_relaying_entry_rides_through_a_restart_and_serves_alone_when_the_serv
         return titles
 
     assert anyio.run(scenario) == ["Q3 budget review"] * 4
+
+
+def test_half_open_connections_cannot_starve_a_good_client_at_256_open_files(
+        tmp_path: Path) -> None:
+    """Issue 49: with macOS's default limit of 256 open files, 300 connections that never
+    finish a request kept a good client waiting past 10 s."""
+    import resource
+
+    port = free_port()
+    home = tmp_path / "home"
+    env = {**os.environ, "PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock",
+           "PLAUD_EMBEDDER": "mock"}
+    subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
+                   capture_output=True, cwd=REPO, timeout=300, env=env)
+
+    def mac_like() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
+                               "--port", str(port)], cwd=REPO, env=env, stderr=log,
+                              stdout=subprocess.DEVNULL, preexec_fn=mac_like)
+    held: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "http-server.json").exists():
+            assert server.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        token = (home / "http-token").read_text().strip()
+        for n in range(300):  # half of them say half a request, the rest nothing
+            conn = socket.create_connection(("127.0.0.1", port), timeout=5)
+            if n % 2:
+                conn.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            held.append(conn)
+        started = time.monotonic()
+        status, _, _ = post(f"http://127.0.0.1:{port}/mcp", {
+            "Authorization": f"Bearer {token}"})
+        assert status == 200 and time.monotonic() - started < 5
+        alive = 0
+        for conn in held:  # most were closed by the server (evicted), none wait for ever
+            conn.settimeout(0.2)
+            try:
+                alive += conn.recv(1) != b""
+            except TimeoutError:
+                alive += 1
+            except OSError:
+                pass
+        assert alive <= 32
+    finally:
+        for conn in held:
+            conn.close()
+        server.terminate()
+        server.wait(30)
+        log.close()

@@ -35,6 +35,7 @@ from ..config import HTTP_PORT, Config
 from ..errors import ConfigError
 from ..fsio import read_state_file, write_json_atomic
 from .app import build_server, server_process, warm_up
+from .connections import BoundedH11
 from .consent import add_public_routes, consent_app
 from .forward import RUNNING, proves
 from .http_guard import Guard, RateLimit, local_token, proof, same
@@ -187,7 +188,7 @@ async def _run(config: Config, app: Any, host: str, port: int,
                authority: RemoteAuthority | None, base: str, account: Any) -> int:
     servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                              access_log=False, lifespan="on",
-                                             server_header=False))]
+                                             server_header=False, http=BoundedH11))]
     if authority is not None:
         hosts, origins = origins_of("127.0.0.1", port + 1)
         approval = Guard(consent_app(authority), hosts=hosts, origins=origins,
@@ -195,7 +196,7 @@ async def _run(config: Config, app: Any, host: str, port: int,
         servers.append(uvicorn.Server(uvicorn.Config(approval, host="127.0.0.1",
                                                      port=port + 1, log_level="warning",
                                                      access_log=False, lifespan="off",
-                                                     server_header=False)))
+                                                     server_header=False, http=BoundedH11)))
     record = config.home / RUNNING
     tasks = [asyncio.create_task(s.serve()) for s in servers]
     while not all(s.started for s in servers) and not any(t.done() for t in tasks):
