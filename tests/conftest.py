@@ -143,3 +143,14 @@ def fill_disk(filler: Path) -> None:
                 fh.flush()
         except OSError:
             pass
+
+
+# The modules whose tests take tens of seconds each (a first sync of real-length meetings,
+# a daemon through a crash, a paced fake Plaud): run first, so the four workers end
+# together instead of one finishing a long test after the others are idle.
+LONG_FIRST = ("test_first_use.py", "test_daemon.py", "test_progress.py", "test_doctor.py",
+              "test_plaud_e2e.py", "test_real_plaud_e2e.py", "test_hostile.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in LONG_FIRST)  # stable: order kept
