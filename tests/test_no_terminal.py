@@ -138,6 +138,9 @@ def test_install_dry_run_writes_nothing_and_uninstall_gives_every_file_back(
     assert gone.returncode == 0, gone.stderr
     assert gone.stdout.count("removes our entry from") == len(CLIENTS)
     assert cursor.read_bytes() == before[cursor] and codex.read_bytes() == before[codex]
+    # issue 52: an install and an uninstall left 12 backups behind; now each file as it
+    # was, and no backup beside it
+    assert not [p for p in home.rglob("*.bak-*")], sorted(home.rglob("*.bak-*"))
     for name in CLIENTS:  # the ones install created hold no entry of ours now
         path = config_path(name, home, {})
         assert "plaud-index" not in path.read_text(), name

@@ -131,7 +131,7 @@ def apply(change: Change, clock: Callable[[], float] = time.time) -> Path | None
     if not change.changed:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(clock()))
-    return write_user_file(change.file, change.text, stamp)
+    return write_user_file(change.file, change.text, stamp, keep_old=change.action != "remove")
 
 
 def entry_env(name: str, path: Path) -> dict[str, str] | None:

@@ -10,7 +10,10 @@ write anywhere but the file itself, never a silent change of what it is.
   made it so.
 - The old bytes go to a backup beside the file first; the new text replaces the file
   atomically with its mode kept; a file that changed while we edited it is not
-  overwritten.
+  overwritten. Taking our entry out keeps no backup (the file then holds everything of
+  the user's), and a write that gives the file back bytes a backup of ours holds (an
+  uninstall after an install) removes that backup: install then uninstall leaves each
+  file as it was and nothing beside it.
 Every refusal is a ``ConfigError`` naming the file and what to do.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import os
 import secrets
 import stat
@@ -99,9 +103,12 @@ def _refusal(path: Path, target: Path, exc: OSError) -> ConfigError:
                        "changed")
 
 
-def write_user_file(file: UserFile, text: str, backup_stamp: str) -> Path | None:
+def write_user_file(file: UserFile, text: str, backup_stamp: str,
+                    keep_old: bool = True) -> Path | None:
     """Replace ``file``'s bytes with ``text``; returns the backup of the old bytes (``None``
-    for a new file). Refuses a read-only file and one changed since it was read."""
+    for a new file, or when not ``keep_old``: taking our entry out leaves nothing of the
+    user's that the file does not hold). Refuses a read-only file and one changed since it
+    was read."""
     target, where = file.target, _named(file.path, file.target)
     if file.exists and not file.mode & stat.S_IWUSR:
         raise ConfigError(f"{where} is read-only (mode {file.mode:04o}): you made it so; "
@@ -110,11 +117,12 @@ def write_user_file(file: UserFile, text: str, backup_stamp: str) -> Path | None
     try:
         if file.exists:
             _unchanged(file)
-            backup = _backup(file, backup_stamp)
+            backup = _backup(file, backup_stamp) if keep_old else None
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
         _replace(target, text.encode("utf-8"), file.mode)
         _unchanged(file, expected=text)
+        backup = _drop_redundant(target, text.encode("utf-8"), backup)
     except ConfigError:
         raise
     except OSError as exc:
@@ -148,6 +156,29 @@ def _backup(file: UserFile, stamp: str) -> Path:
             os.fsync(fh.fileno())
         return backup
     raise ConfigError(f"Cannot make a backup beside {file.target}: too many backups there")
+
+
+def _drop_redundant(target: Path, data: bytes, fresh: Path | None) -> Path | None:
+    """Backups of ours beside ``target`` that hold exactly ``data`` (what it holds now) are
+    removed, and then ``fresh`` too; returns the backup that is left of this write."""
+    same = [p for p in target.parent.glob(f"{glob.escape(target.name)}.bak-*")
+            if p != fresh and _holds(p, data)]
+    for path in same:
+        path.unlink(missing_ok=True)
+    if same and fresh is not None:
+        fresh.unlink(missing_ok=True)
+        return None
+    return fresh
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """A regular file (not through a link) whose bytes are ``data``."""
+    try:
+        info = path.lstat()
+        return stat.S_ISREG(info.st_mode) and info.st_size == len(data) and \
+            path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def _replace(target: Path, data: bytes, mode: int) -> None:
