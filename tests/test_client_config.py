@@ -333,3 +333,45 @@ def test_the_config_command_installs_for_cursor(tmp_path: Path) -> None:
     assert "cursor: adds our entry to" in run.stdout and "the old file is saved as" in run.stdout
     servers = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert servers["x"] == {"command": "y"} and servers["plaud-index"]["command"]
+
+
+OURS_WITH_THEIRS = '''model = "o4-mini"
+
+[mcp_servers.plaud-index]
+command = "/old/venv/bin/plaud-index-mcp"
+startup_timeout_sec = 30 # the person's own, with a comment
+description = """
+What I recorded.
+[not a table: a line of the string]
+"""
+
+[mcp_servers.plaud-index.env]
+HTTPS_PROXY = "http://proxy.internal:3128"
+
+[profiles.fast]
+model = "gpt-5-mini"
+'''
+
+
+def test_codex_our_table_changes_only_where_our_values_change(tmp_path: Path) -> None:
+    """Issue 52: the install dropped the lines of a sub-table the person added under our
+    table (an HTTPS_PROXY), and of a multi-line string holding a line that opens with "[";
+    now both stay byte for byte, and only the command line is written again."""
+    path = tmp_path / "config.toml"
+    path.write_text(OURS_WITH_THEIRS)
+    change, _ = install("codex", UVX, path)
+    assert change.action == "update"
+    text = path.read_text()
+    assert text == (
+        'model = "o4-mini"\n\n[mcp_servers.plaud-index]\ncommand = "uvx"\n'
+        "startup_timeout_sec = 30 # the person's own, with a comment\n"
+        'description = """\nWhat I recorded.\n[not a table: a line of the string]\n"""\n'
+        'args = ["plaud-index-mcp"]\n\n[mcp_servers.plaud-index.env]\n'
+        'HTTPS_PROXY = "http://proxy.internal:3128"\n\n[profiles.fast]\n'
+        'model = "gpt-5-mini"\n')
+    ours = tomllib.loads(text)["mcp_servers"]["plaud-index"]
+    assert ours["env"] == {"HTTPS_PROXY": "http://proxy.internal:3128"}
+    assert ours["startup_timeout_sec"] == 30 and "[not a table" in ours["description"]
+    assert install("codex", UVX, path)[0].action == "unchanged"
+    apply(plan("codex", path, None))
+    assert path.read_text() == 'model = "o4-mini"\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n'

@@ -1,6 +1,12 @@
 """TOML edited in place: one table (``[mcp_servers.plaud-index]``, with any sub-tables of
 it) set or removed, every other byte kept. Pure.
 
+Inside our table too, what does not change keeps its bytes: a statement whose key keeps
+its value stays as the user wrote it (a multi-line string, a comment after it), a
+sub-table whose value is unchanged (``[mcp_servers.plaud-index.env]`` with the person's
+``HTTPS_PROXY``) stays a sub-table; only the statements whose values change are written
+again, and new keys go after the table's last statement.
+
 The standard library reads TOML but never writes it, and rewriting a user's file from a
 parse would lose their comments and layout. So the text is scanned statement by
 statement (headers may be indented, values may run over lines: arrays, multi-line
@@ -188,20 +194,107 @@ def _ours(found: list[Table], path: tuple[str, ...]) -> list[Table]:
 
 
 def set_table(text: str, path: tuple[str, ...], entry: dict[str, Any]) -> str:
-    """``text`` with the table at ``path`` (and its sub-tables) replaced by ``entry``, or
+    """``text`` with the table at ``path`` (and its sub-tables) holding ``entry``, or
     ``entry`` appended as a new table."""
-    table = render_table(path, entry)
     ours = _ours(tables(text), path)
     if not ours:
+        table = render_table(path, entry)
         joiner = "" if not text else "\n" if text.endswith("\n\n") or not text.strip() \
             else "\n\n" if not text.endswith("\n") else "\n"
         new = text + joiner + table if text.strip() else table
     else:
-        new = _without(text, ours[1:])  # sub-tables of ours: their keys move inline
-        first = ours[0]
-        new = new[:first.start] + table + new[first.end:]
+        new = _edited(text, ours, path, entry)
     _check(text, new, path, entry)
     return new
+
+
+def _edited(text: str, ours: list[Table], path: tuple[str, ...], entry: dict[str, Any]) -> str:
+    """Our table's statements changed one by one; a sub-table kept where its value is."""
+    old = _read(text, path)
+    depth = len(path)
+    kept_subs = {t.path[depth] for t in ours[1:]
+                 if old is not None and t.path[depth] in entry and
+                 old.get(t.path[depth]) == entry[t.path[depth]]}
+    dropped = [t for t in ours[1:] if t.path[depth] not in kept_subs]
+    main = ours[0]
+    body = _statements(text, main, {k: v for k, v in entry.items() if k not in kept_subs})
+    pieces, pos = [], 0
+    for table in sorted([main, *dropped], key=lambda t: t.start):
+        start = table.start
+        if table is not main and text[:start].endswith("\n\n"):
+            start -= 1
+        pieces.append(text[pos:start])
+        pieces.append(body if table is main else "")
+        pos = table.end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _statements(text: str, table: Table, entry: dict[str, Any]) -> str:
+    """The table's text with each statement of a key in ``entry`` kept when its value is
+    the same, written again when not, left out when its key is not in ``entry``; keys not
+    yet there written after the last statement."""
+    header_end = _statement_end(text, text.index("[", table.start))
+    out = [text[table.start:header_end]]
+    written: set[str] = set()
+    pos = header_end
+    while pos < table.end:
+        line_end = text.find("\n", pos)
+        line_end = table.end if line_end < 0 else min(line_end + 1, table.end)
+        stripped = text[pos:line_end].strip()
+        if not stripped or stripped.startswith("#"):
+            out.append(text[pos:line_end])
+            pos = line_end
+            continue
+        end = min(_statement_end(text, pos), table.end)
+        statement = text[pos:end]
+        key = _statement_key(statement)
+        if key in entry and key not in written:
+            same = _value_of(statement, key)
+            out.append(statement if same == (entry[key],) else
+                       f"{_key(key)} = {render_value(entry[key])}\n")
+            written.add(key)
+        pos = end
+    tail = [f"{_key(str(k))} = {render_value(v)}\n" for k, v in entry.items()
+            if k not in written]
+    if tail and out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    return "".join(out) + "".join(tail)
+
+
+def _statement_key(statement: str) -> str:
+    """The first part of a statement's key (``env`` of ``env.HTTPS_PROXY = …``)."""
+    head = statement.split("=", 1)[0].strip()
+    path = _key_path(head)
+    if not path:
+        raise TomlEditError(f"cannot read the key of {statement[:60]!r}")
+    return path[0]
+
+
+def _value_of(statement: str, key: str) -> tuple[Any, ...] | None:
+    """``(value,)`` of a whole ``key = value`` statement; ``None`` where it cannot be told
+    (no reader on Python 3.10, or a dotted key that sets a part of the value)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:
+        return None
+    if len(_key_path(statement.split("=", 1)[0].strip())) > 1:  # a part of the value
+        return None
+    try:
+        return (tomllib.loads(statement).get(key),)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _read(text: str, path: tuple[str, ...]) -> dict[str, Any] | None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:
+        return None
+    holder: Any = tomllib.loads(text)
+    for name in path:
+        holder = holder.get(name) if isinstance(holder, dict) else None
+    return holder if isinstance(holder, dict) else None
 
 
 def remove_table(text: str, path: tuple[str, ...]) -> str:
