@@ -96,3 +96,22 @@ def test_the_extension_manifest_stays_in_step_with_the_server_and_server_json() 
     documented = {v["name"] for v in SERVER["packages"][0]["environmentVariables"]}
     assert set(ENV) <= documented and set(ENV) <= set(ENV_VARS)
     assert set(data["user_config"]) == set(ENV.values())
+
+
+def test_the_extensions_prompt_texts_are_the_ones_the_server_serves() -> None:
+    """Issue 52: the manifest's prompt texts differed from the served prompts. Filled in,
+    the manifest's text is the served one (the week's recap names the week where the
+    server, which knows the day, writes its Monday and Sunday)."""
+    from plaud_index.server.prompts import PROMPT_SUMMARIES, action_items, meeting_prep
+
+    def filled(name: str, **values: str) -> str:
+        text = PROMPT_SUMMARIES[name][2]
+        for key, value in values.items():
+            text = text.replace(f"${{arguments.{key}}}", value)
+        return text
+
+    assert filled("action_items_since", since="2026-11-01", owner="Ann") == \
+        action_items("2026-11-01", "Ann")
+    assert filled("prepare_meeting", person="Dana", topic="Q3 budget") == \
+        meeting_prep("Dana", "Q3 budget")
+    assert "plaud_list(" in PROMPT_SUMMARIES["week_recap"][2]

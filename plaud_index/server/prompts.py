@@ -42,17 +42,29 @@ def _name(value: str, what: str) -> str:
     return name
 
 
-def action_items(since: str | None, owner: str | None = None) -> str:
-    day = _day(since, "since")
-    when = f"from {day.isoformat()} until today" if day else "from the last 7 days (use " \
-        "the answer's today to work out the date)"
-    who = f" Keep only the items owned by {_name(owner, 'owner')} (or naming them)." \
-        if owner else ""
-    since_arg = f'date_from="{day.isoformat()}"' if day else "date_from=<7 days before today>"
+def action_items_text(when: str, since_arg: str, owner: str | None) -> str:
+    """The action-items prompt for values already written out (a day, or a placeholder)."""
+    who = f" Keep only the items owned by {owner} (or naming them)." if owner else ""
     return (f"List my action items {when}. Call plaud_notes(section=\"action items\", "
             f"{since_arg}) and follow next_cursor until it is null.{who} Group the items by "
             "owner, each with its recording's title and local date, and say which have no "
             "owner. Quote the items as written; do not invent deadlines.")
+
+
+def action_items(since: str | None, owner: str | None = None) -> str:
+    day = _day(since, "since")
+    when = f"from {day.isoformat()} until today" if day else "from the last 7 days (use " \
+        "the answer's today to work out the date)"
+    since_arg = f'date_from="{day.isoformat()}"' if day else "date_from=<7 days before today>"
+    return action_items_text(when, since_arg, _name(owner, "owner") if owner else None)
+
+
+def week_recap_text(which: str, span: str) -> str:
+    return (f"Recap {which} from my recordings. First call plaud_list({span}) for the "
+            f"meetings, then plaud_notes({span}) for their summaries, decisions and action "
+            "items (follow next_cursor). Write: the meetings day by day (title, time, who), "
+            "the decisions, the open action items with owners, and anything that looks at "
+            "risk. Cite each point with its recording's title and date.")
 
 
 def week_recap(week_of: str | None = None) -> str:
@@ -64,23 +76,25 @@ def week_recap(week_of: str | None = None) -> str:
     else:
         span = "date_from=<Monday of this week>, date_to=<today>"
         which = "this week (use the answer's today for the dates)"
-    return (f"Recap {which} from my recordings. First call plaud_list({span}) for the "
-            f"meetings, then plaud_notes({span}) for their summaries, decisions and action "
-            "items (follow next_cursor). Write: the meetings day by day (title, time, who), "
-            "the decisions, the open action items with owners, and anything that looks at "
-            "risk. Cite each point with its recording's title and date.")
+    return week_recap_text(which, span)
+
+
+def meeting_prep_text(who: str, about: str, query: str, quoted_who: str) -> str:
+    return (f"Prepare me for a meeting with {who}{about}. Call plaud_list(speaker="
+            f"{quoted_who}) for our recent meetings and plaud_search(query={query}, "
+            f"speaker={quoted_who}) for what they said, and plaud_search(query={query}) for "
+            "where the topic came up; read the most relevant moments with plaud_get("
+            "file_id, at=<moment start>) and open action items with plaud_notes(section="
+            f"\"action items\", speaker={quoted_who}). Give: what we last discussed and "
+            "decided, what is still open between us, and questions I should ask. Cite "
+            "titles and dates.")
 
 
 def meeting_prep(person: str, topic: str | None = None) -> str:
     who = _name(person, "person")
     about = f" about {_name(topic, 'topic')}" if topic else ""
     query = f"{who} {topic}" if topic else who
-    return (f"Prepare me for a meeting with {who}{about}. Call plaud_list(speaker={echo(who)}) "
-            f"for our recent meetings and plaud_search(query={echo(query)}) for where they or "
-            "the topic came up; read the most relevant moments with plaud_get(file_id, "
-            "at=<moment start>) and open action items with plaud_notes(section=\"action "
-            f"items\", speaker={echo(who)}). Give: what we last discussed and decided, what "
-            f"is still open between us, and questions I should ask. Cite titles and dates.")
+    return meeting_prep_text(who, about, echo(query), echo(who))
 
 
 REQUIRED_ARGUMENTS = {"prepare_meeting": ("person",)}
@@ -160,21 +174,24 @@ def register_prompts(server: MCPServer[Any], answers: Answers) -> None:
 
 
 # For listings before the server runs (the extension's manifest): each prompt's
-# description, its arguments and its text with ${arguments.…} in place of them.
+# description, its arguments and its text with ${arguments.…} in place of them, made by
+# the same builders as the prompts the server serves.
 PROMPT_SUMMARIES = {
     "action_items_since": (
         "Every action item in the AI notes since a day, grouped by owner.",
         ["since", "owner"],
-        "List my action items since ${arguments.since}: call plaud_notes(section=\"action "
-        "items\", date_from=\"${arguments.since}\") and group them by owner."),
+        action_items_text("from ${arguments.since} until today",
+                          'date_from="${arguments.since}"', "${arguments.owner}")),
     "week_recap": (
         "The meetings, decisions and open action items of one week.",
         ["week_of"],
-        "Recap the week of ${arguments.week_of} from my recordings: plaud_list and "
-        "plaud_notes for that week, day by day, with decisions and open action items."),
+        week_recap_text("the week of ${arguments.week_of}",
+                        'date_from=<Monday of the week of ${arguments.week_of}>, '
+                        'date_to=<its Sunday>')),
     "prepare_meeting": (
         "What was discussed and decided with someone, before meeting them.",
         ["person", "topic"],
-        "Prepare me for a meeting with ${arguments.person} about ${arguments.topic}: "
-        "plaud_list, plaud_search and plaud_notes for what we discussed and what is open."),
+        meeting_prep_text("${arguments.person}", " about ${arguments.topic}",
+                          "'${arguments.person} ${arguments.topic}'",
+                          "'${arguments.person}'")),
 }
