@@ -69,6 +69,17 @@ def test_a_stopped_sync_says_how_many_recordings_answer_when_that_differs() -> N
     assert ", searchable" not in RUNNING.describe_stopped(1700.0, searchable=10)
 
 
+def test_a_running_sync_says_a_recording_is_searchable_before_it_is_done() -> None:
+    """Issue 52: "0 of 30 recordings done" while the first commit, inside a long
+    recording, had made it searchable already."""
+    first = SyncProgress(done=0, total=30, started=1000.0, chunks=40, committed=0,
+                         updated=1010.0, phase="embedding", fetched=1, chunks_seen=80,
+                         fetch_s=1.0, embed_s=8.0)
+    assert first.describe(1010.0, searchable=1).startswith(
+        "embedding, 0 of 30 recordings done, 1 searchable, 40 chunks embedded")
+    assert ", searchable" not in first.describe(1010.0, searchable=0)
+
+
 def test_durations_read_as_a_person_says_them() -> None:
     assert [about(s) for s in (3, 42, 150, 5400, 9000)] == [
         "about 5 seconds", "about 40 seconds", "about 2 minutes", "about 1.5 hours",

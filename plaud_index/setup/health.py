@@ -40,8 +40,8 @@ def health(state: SyncState, now: float, interval_ms: int,
     if signed_out:
         flags.append(signed_out)
     if last is None and syncing:
-        flags.append("first sync running: " + (progress.describe(now) if progress else
-                                               "starting"))
+        flags.append("first sync running: " + (progress.describe(now, searchable=indexed)
+                                               if progress else "starting"))
     elif last is None and progress is not None:
         flags.append(f"the first sync {progress.describe_stopped(now, indexed)}: the index is "
                      "partial until `plaud-index-mcp indexer` (or the next search) resumes it")

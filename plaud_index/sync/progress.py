@@ -101,12 +101,14 @@ class SyncProgress:
     def describe(self, now: float, phase: bool = True, searchable: int | None = None) -> str:
         """``embedding, 12 of 73 recordings done, 10 searchable, 840 chunks embedded, about
         4 minutes left`` (without ``phase``: from ``12 of 73``; ``searchable``: how many
-        recordings the index answers from, said when fewer are than are done)."""
+        recordings the index answers from, said when it differs from the done: fewer are
+        while a commit is owed, more when the first commit came inside a long recording,
+        which is then searchable in part while it is not done)."""
         if self.phase == "listing":
             return "listing the recordings"
         text = f"{self.phase}, " if phase else ""
         text += f"{self.done} of {plural(self.total, 'recording')} done"
-        if searchable is not None and searchable < self.done:
+        if searchable is not None and searchable != self.done:
             text += f", {searchable} searchable"
         if self.chunks:
             text += f", {self.chunks} chunks embedded"
