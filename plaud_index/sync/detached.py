@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 LOG = "background-sync.log"
 LOG_ROTATE_BYTES = 1 << 20  # about a thousand runs' lines
 FULL_DISK_BYTES = 64 * 1024  # free space under which a silent failure is the full disk
+ROOM_BYTES = 4 * FULL_DISK_BYTES  # free again: a sync the full disk stopped starts at once
 
 
 def sync_log_problem(home: Path) -> str | None:
@@ -60,6 +61,7 @@ class DetachedSync:
         self._clock = clock
         self.process: subprocess.Popen[bytes] | None = None
         self._ended_at: float | None = None  # when a failed child was first seen ended
+        self._disk_was_full = False  # it failed on a full disk (what freeing it cures)
         self._log_from: int | None = None  # where this run's lines start in LOG
 
     def start(self, config: Config, needed: Callable[[], bool] = lambda: True,
@@ -83,7 +85,7 @@ class DetachedSync:
             lock.release()
             raise
         lock.hand_over(self.process.pid)
-        self._ended_at = None
+        self._ended_at, self._disk_was_full = None, False
         log.debug("Started a %s in a process of its own (pid %s, log %s)", kind,
                   self.process.pid, config.home / LOG)
         return True
@@ -125,14 +127,21 @@ class DetachedSync:
     def _failed_recently(self, config: Config) -> bool:
         """A child of ours that failed, or a failure on record, less than a minute ago
         (Plaud down, a full disk): not one attempt per question. A child that finished or
-        was killed may start again at once."""
+        was killed may start again at once, and so may one the full disk stopped once
+        there is room again (the person freed space to get answers)."""
         now = self._clock()
         code = self.process.poll() if self.process is not None else None
         if code is not None and code > 0:
-            self._ended_at = self._ended_at or now
+            if self._ended_at is None:
+                self._ended_at = now
+                self._disk_was_full = _free(config) < FULL_DISK_BYTES
+            if self._disk_was_full and _free(config) >= ROOM_BYTES:
+                return False
             if now - self._ended_at < self.RETRY_AFTER_S:
                 return True
         state = SyncStateStore(config.home).read()
+        if state.last_error_kind == "StorageError" and _free(config) >= ROOM_BYTES:
+            return False
         return bool(state.last_error and state.last_attempt and
                     now - state.last_attempt < self.RETRY_AFTER_S)
 
@@ -166,3 +175,12 @@ class DetachedSync:
     def running(self, config: Config) -> bool:
         """Still syncing: the child not yet exited, or someone holding the lock."""
         return self._running() or lock_holder(config.lock_path) is not None
+
+
+def _free(config: Config) -> int:
+    """Free bytes on the disk of the home (a large number when that cannot be told)."""
+    try:
+        return shutil.disk_usage(config.home if config.home.exists() else
+                                 config.home.parent).free
+    except OSError:
+        return 1 << 40
