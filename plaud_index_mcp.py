@@ -6,15 +6,11 @@ import sys
 
 
 def main() -> int:
-    from plaud_index.server import lifeline
+    from plaud_index.server.lifeline import relay_if_shared
 
-    if lifeline.serves_mcp(sys.argv[1:]):
-        lifeline.hold()  # before the heavy imports: a parent that dies now still counts
-        from plaud_index.server.forward import forward_if_shared
-
-        shared = forward_if_shared()  # a serve --http of this home runs: relay to it
-        if shared is not None:
-            return shared
+    shared = relay_if_shared(sys.argv[1:])
+    if shared is not None:
+        return shared
     from plaud_index.cli import main as cli_main
 
     return cli_main(sys.argv[1:])

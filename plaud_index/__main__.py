@@ -1,14 +1,10 @@
 import sys
 
-from .server import lifeline
+from .server.lifeline import relay_if_shared
 
-if lifeline.serves_mcp(sys.argv[1:]):
-    lifeline.hold()  # before the heavy imports below: a parent that dies now still counts
-    from .server.forward import forward_if_shared
-
-    shared = forward_if_shared()  # a serve --http of this home runs: relay to it
-    if shared is not None:
-        sys.exit(shared)
+shared = relay_if_shared(sys.argv[1:])  # the stdio server, relayed: before heavy imports
+if shared is not None:
+    sys.exit(shared)
 
 from .cli import main  # noqa: E402
 

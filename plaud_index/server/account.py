@@ -15,7 +15,6 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
@@ -23,13 +22,13 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 
 from ..config import Config
 from ..errors import LoginError, PlaudIndexError
 from ..plaud import auth_status, sign_in_desk, sign_out
 from ..results import SignInResult
-from .failures import guarded
+from .failures import answered, guarded
 
 log = logging.getLogger(__name__)
 
@@ -138,20 +137,17 @@ SIGN_OUT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempote
                            open_world_hint=True)
 
 
-def _as_result(result: SignInResult) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=result.note)],
-                          structured_content=asdict(result))
-
-
 def register_account_tools(server: MCPServer[Any], account: Account) -> None:
     @server.tool(name="plaud_sign_in", title="Sign in to Plaud",
                  description=SIGN_IN_DESCRIPTION, annotations=SIGN_IN)
     @guarded
     async def plaud_sign_in(ctx: Context[Any, Any]) -> Annotated[CallToolResult, SignInResult]:
-        return _as_result(await account.sign_in(ctx))
+        signed = await account.sign_in(ctx)
+        return answered(signed.note, signed)
 
     @server.tool(name="plaud_sign_out", title="Sign out of Plaud",
                  description=SIGN_OUT_DESCRIPTION, annotations=SIGN_OUT)
     @guarded
     async def plaud_sign_out() -> Annotated[CallToolResult, SignInResult]:
-        return _as_result(await anyio.to_thread.run_sync(account.sign_out))
+        signed = await anyio.to_thread.run_sync(account.sign_out)
+        return answered(signed.note, signed)

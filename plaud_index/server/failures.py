@@ -1,4 +1,5 @@
-"""How a tool fails: one line a model can act on, never an empty "Error executing tool".
+"""How a tool answers and fails: its result as text and structured content (``answered``),
+and one line a model can act on when it fails, never an empty "Error executing tool".
 
 ``checked`` turns what is wrong with a call (a ``PlaudIndexError``) into a ``ToolError``
 with its message; ``guarded`` wraps a whole tool so that anything else (a bug) is named
@@ -15,12 +16,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 
 from ..errors import PlaudIndexError
 from ..redact import redact
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
+
+
+def answered(text: str, data: Any) -> CallToolResult:
+    """A tool's answer: ``text`` for the model to read, ``data`` (a result dataclass) as
+    its structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=dataclasses.asdict(data))
 
 
 def guarded(tool: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:

@@ -205,7 +205,6 @@ async def _run(config: Config, app: Any, host: str, port: int,
         write_json_atomic(record, {"pid": os.getpid(), "url": f"http://{host}:{port}/mcp",
                                    "public": f"{base}/mcp" if authority else None,
                                    "version": __version__, "started": time.time()})
-        os.chmod(record, 0o600)
     try:
         await asyncio.gather(*tasks)
     finally:

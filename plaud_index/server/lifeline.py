@@ -35,6 +35,18 @@ def serves_mcp(argv: list[str]) -> bool:
     return (not words or words[0] == "serve") and not any(a.startswith(other) for a in argv)
 
 
+def relay_if_shared(argv: list[str]) -> int | None:
+    """The start of every way the program is run (the console script, ``python -m``): the
+    stdio server holds on to its parent first, before the heavy imports, then relays to
+    this home's ``serve --http`` when one runs (the exit code), else ``None``."""
+    if not serves_mcp(argv):
+        return None
+    hold()  # a parent that dies from now on still counts
+    from .forward import forward_if_shared
+
+    return forward_if_shared()
+
+
 def _exit_if_orphaned(*_: object) -> None:
     if _parent is not None and os.getppid() != _parent:
         sys.stderr.write(f"plaud-index-mcp: parent process {_parent} is gone; exiting\n")

@@ -42,6 +42,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from .http_guard import same
 from .remote_ledger import (
     MAX_WAITING,
     Ledger,
@@ -357,7 +358,7 @@ class RemoteAuthority:
                                refresh_token.resource or self.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
-        if hmac.compare_digest(token.encode("utf-8", "replace"), self.local_token.encode()):
+        if same(token, self.local_token):
             return AccessToken(token=token, client_id="local", scopes=[],
                                resource=self.resource)
         claims = self.claims(token)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 
 from ..answers import Answers
 from ..errors import IndexNotReadyError
@@ -51,7 +51,7 @@ from .descriptions import (
     SEARCH_DESCRIPTION,
     TRANSCRIPT_DESCRIPTION,
 )
-from .failures import checked, guarded
+from .failures import answered, checked, guarded
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -105,11 +105,6 @@ def _opt(name: str, value: object) -> str | None:
     return checked(arg.optional, name, value)
 
 
-def _result(text: str, data: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=asdict(data))
-
-
 def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Account) -> None:
     reader = Reader(answers, account)
 
@@ -146,7 +141,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
                                      lambda why, info: SearchResult(
                                          request.query, (), info, note=why,
                                          today=reader.today()))
-        return _result(render_search(result), result)
+        return answered(render_search(result), result)
 
     @server.tool(name="plaud_get", title="Read one recording", description=GET_DESCRIPTION,
                  annotations=READ_ONLY)
@@ -177,7 +172,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
         result = await reader.answer(ctx, lambda: answers.search.get(fid, topic, moment, span),
                                      lambda why, info: RecordingInfo(
                                          fid, "", "", "", 0, (), (), 0, (), "", note=why))
-        return _result(render_recording(result), result)
+        return answered(render_recording(result), result)
 
     @server.tool(name="plaud_list", title="List Plaud recordings by date",
                  description=LIST_DESCRIPTION, annotations=READ_ONLY)
@@ -208,7 +203,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
         result = await reader.answer(ctx, lambda: answers.browse.list(request),
                                      lambda why, info: RecordingList(
                                          (), 0, None, info, today=reader.today(), note=why))
-        return _result(render_list(result), result)
+        return answered(render_list(result), result)
 
     @server.tool(name="plaud_transcript", title="Read a whole transcript",
                  description=TRANSCRIPT_DESCRIPTION, annotations=READ_ONLY)
@@ -222,7 +217,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
         page = await reader.answer(ctx, lambda: answers.reading.transcript(fid, cursor),
                                    lambda why, info: TranscriptPage(
                                        fid, "", "", "", (), 0, 0, None, note=why))
-        return _result(render_transcript(page), page)
+        return answered(render_transcript(page), page)
 
     @server.tool(name="plaud_notes", title="Read AI notes and action items",
                  description=NOTES_DESCRIPTION, annotations=READ_ONLY)
@@ -251,7 +246,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
                                      lambda why, info: NotesResult(
                                          (), request.section, 0, None, info,
                                          today=reader.today(), note=why))
-        return _result(render_notes(result), result)
+        return answered(render_notes(result), result)
 
 
 def register_people_tools(server: MCPServer[Any], answers: Answers, account: Account) -> None:
@@ -281,7 +276,7 @@ def register_people_tools(server: MCPServer[Any], answers: Answers, account: Acc
         result = await reader.answer(ctx, lambda: answers.people.list(request),
                                      lambda why, info: PeopleList(
                                          (), 0, None, info, today=reader.today(), note=why))
-        return _result(render_people(result), result)
+        return answered(render_people(result), result)
 
     @server.tool(name="plaud_name_speaker", title="Name a speaker (on this machine)",
                  description=NAME_SPEAKER_DESCRIPTION, annotations=LOCAL_WRITE)
@@ -296,4 +291,4 @@ def register_people_tools(server: MCPServer[Any], answers: Answers, account: Acc
     ) -> Annotated[CallToolResult, SpeakerNamed]:
         named = await anyio.to_thread.run_sync(checked, answers.naming.name, file_id, label,
                                                name)
-        return _result(render_named(named), named)
+        return answered(render_named(named), named)

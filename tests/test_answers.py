@@ -1,4 +1,4 @@
-"""The service's answers: partial-index marking, the no-match and weak-match notes."""
+"""What ``plaud_index.answers`` says: partial-index marking, the no-match and weak-match notes."""
 
 from __future__ import annotations
 
