@@ -320,7 +320,7 @@ def test_a_redirect_uri_is_https_or_loopback_http_and_a_few_of_them(
         uris: list[str], why: str) -> None:
     from mcp.server.auth.provider import RegistrationError
 
-    from plaud_index.server.remote_auth import check_registration
+    from plaud_index.server.client_rules import check_registration
 
     info = OAuthClientInformationFull.model_validate({"client_id": "c", "client_name": "x",
                                                       "redirect_uris": uris})
@@ -332,7 +332,7 @@ def test_a_redirect_uri_is_https_or_loopback_http_and_a_few_of_them(
                                  "http://localhost:8080/cb", "http://[::1]:9/cb",
                                  "http://127.8.0.1/cb"])
 def test_https_and_loopback_redirects_are_accepted(uri: str) -> None:
-    from plaud_index.server.remote_auth import check_registration
+    from plaud_index.server.client_rules import check_registration
 
     check_registration(OAuthClientInformationFull.model_validate(
         {"client_id": "c", "client_name": "x", "redirect_uris": [uri]}))
@@ -463,3 +463,15 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
     return {**os.environ, "PLAUD_INDEX_HOME": str(tmp_path / "home"), "PLAUD_CLIENT": "mock",
             "PLAUD_EMBEDDER": "mock"}
+
+
+def test_the_authorization_metadata_says_client_documents_are_read(
+        remote: dict[str, Any]) -> None:
+    """MCP 2026-07-28: a client that only names itself by its metadata document's URL looks
+    for this before it tries (the SDK's client does, with client_metadata_url)."""
+    status, headers, body = request(f"{remote['base']}/.well-known/oauth-authorization-server")
+    metadata = json.loads(body)
+    assert status == 200 and metadata["client_id_metadata_document_supported"] is True
+    assert metadata["issuer"].rstrip("/") == remote["base"]
+    assert metadata["registration_endpoint"].endswith("/register")  # registration stays
+    assert int(headers["content-length"]) == len(body.encode())

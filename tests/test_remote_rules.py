@@ -215,3 +215,89 @@ def test_list_clients_and_revoke_report_and_repair_a_ledger_that_cannot_be_read(
     revoked = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--revoke", "x"],
                              capture_output=True, text=True, env=env, timeout=60)
     assert revoked.returncode == 1 and "No remote client 'x'" in revoked.stderr
+
+
+# --- Client ID Metadata Documents -----------------------------------------------------------
+
+DOC_URL = "https://app.example/oauth/client.json"
+
+
+def document(**fields: Any) -> bytes:
+    import json
+
+    return json.dumps({"client_id": DOC_URL, "client_name": "Example app",
+                       "redirect_uris": ["https://app.example/cb"], **fields}).encode()
+
+
+@pytest.mark.parametrize("client_id,named", [
+    (DOC_URL, True), ("https://app.example/", False), ("https://app.example", False),
+    ("http://app.example/client.json", False), ("client-7f3a", False)])
+def test_a_client_id_is_a_document_url_when_it_is_https_with_a_path(
+        client_id: str, named: bool) -> None:
+    from plaud_index.server.client_documents import is_document_id
+
+    assert is_document_id(client_id) is named
+
+
+@pytest.mark.parametrize("addresses", [["127.0.0.1"], ["10.0.0.5"], ["192.168.1.20"],
+                                       ["169.254.169.254"], ["::1"], ["fd00::1"],
+                                       ["::ffff:192.168.1.1"], ["100.64.0.1"], ["0.0.0.0"],
+                                       ["93.184.216.34", "10.0.0.1"], []])
+def test_a_document_is_never_fetched_from_this_machine_or_a_private_network(
+        addresses: list[str]) -> None:
+    from plaud_index.server.client_documents import DocumentError, public_addresses
+
+    with pytest.raises(DocumentError):
+        public_addresses("app.example", 443, lambda host, port: addresses)
+
+
+def test_a_document_is_fetched_from_its_checked_address_once_and_must_name_itself() -> None:
+    from plaud_index.server.client_documents import MAX_BYTES, ClientDocuments
+
+    asked: list[tuple[str, str, int, str]] = []
+    answers = {"/oauth/client.json": document(),
+               "/other.json": document(),  # names another URL than its own
+               "/evil.json": json_doc(redirect_uris=["javascript:alert(1)"]),
+               "/huge.json": b" " * (MAX_BYTES + 1)}
+
+    def fetcher(host: str, address: str, port: int, path: str) -> bytes:
+        asked.append((host, address, port, path))
+        return answers[path]
+
+    documents = ClientDocuments(resolver=lambda h, p: ["93.184.216.34"], fetcher=fetcher)
+    info = documents.client(DOC_URL)
+    assert info is not None and info.client_name == "Example app"
+    assert str(info.client_id) == DOC_URL and info.token_endpoint_auth_method == "none"
+    assert documents.client(DOC_URL) is info and len(asked) == 1  # kept
+    assert asked == [("app.example", "93.184.216.34", 443, "/oauth/client.json")]
+    for path in ("/other.json", "/evil.json", "/huge.json"):
+        assert documents.client(f"https://app.example{path}") is None, path
+
+
+def json_doc(**fields: Any) -> bytes:
+    import json
+
+    return json.dumps({"client_id": "https://app.example/evil.json", **fields}).encode()
+
+
+def test_a_document_client_waits_for_the_owner_like_any_other(
+        tmp_path: Path, clock: Clock) -> None:
+    from plaud_index.server.client_documents import ClientDocuments
+
+    told: list[Any] = []
+    documents = ClientDocuments(resolver=lambda h, p: ["93.184.216.34"],
+                                fetcher=lambda h, a, p, path: document())
+    auth = RemoteAuthority(tmp_path, PUBLIC, told.append, "local-token" * 4, clock, documents)
+    info = anyio.run(auth.get_client, DOC_URL)
+    assert info is not None and auth.ledger.clients[DOC_URL]["approved"] is None
+    params = AuthorizationParams(state="s", scopes=[], code_challenge="c" * 43,
+                                 redirect_uri=AnyUrl("https://app.example/cb"),
+                                 redirect_uri_provided_explicitly=True,
+                                 resource=f"{PUBLIC}/mcp")
+    anyio.run(auth.authorize, info, params)
+    assert not auth.may_redirect(DOC_URL, "https://app.example/cb?code=x")
+    assert auth.try_code(told[0].ident, told[0].code).decision == "approved"
+    assert auth.may_redirect(DOC_URL, "https://app.example/cb?code=x")
+    auth.ledger.clients[DOC_URL]["revoked"] = clock()
+    auth._save()
+    assert anyio.run(auth.get_client, DOC_URL) is None

@@ -35,6 +35,7 @@ from ..config import HTTP_PORT, Config
 from ..errors import ConfigError
 from ..fsio import read_state_file, write_json_atomic
 from .app import build_server, server_process, warm_up
+from .client_documents import advertised
 from .connections import BoundedH11
 from .consent import add_public_routes, consent_app
 from .forward import RUNNING, proves
@@ -157,7 +158,8 @@ def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
                     if authority else None, limit=RateLimit(),
                     prove=lambda nonce, port: proof(token, nonce, port),
                     may_redirect=authority.may_redirect if authority else None,
-                    behind_tunnel=authority is not None)
+                    behind_tunnel=authority is not None,
+                    metadata=advertised if authority else None)
     warm_up(answers)
     log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
              f"http://{host}:{port}", f" (public: {base}/mcp)" if public_url else "")

@@ -56,6 +56,7 @@ def local_token(home: Path) -> str:
 
 
 PROOF_PATH = "/plaud-index/proof"
+METADATA_PATH = "/.well-known/oauth-authorization-server"
 _NONCE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
@@ -142,9 +143,11 @@ class Guard:
                  limit: RateLimit | None = None,
                  prove: Callable[[str, int], str] | None = None,
                  may_redirect: Callable[[str, str], bool] | None = None,
-                 behind_tunnel: bool = False) -> None:
+                 behind_tunnel: bool = False,
+                 metadata: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.app, self.hosts, self.origins = app, hosts, origins
         self.behind_tunnel = behind_tunnel  # --public-url: the sender is the tunnel's word
+        self.metadata = metadata  # what this server adds to the SDK's authorization metadata
         self.everyone = RateLimit(EVERYONE_BURST, clock=self.limit_clock(limit))
         self.verify = verify
         # (client id, location) → may /authorize send the browser there (remote mode)
@@ -179,7 +182,33 @@ class Guard:
             return
         if path == "/authorize" and self.may_redirect is not None:
             send = self._redirects_checked(send, _query(scope).get("client_id", ""))
+        if path == METADATA_PATH and self.metadata is not None:
+            send = self._metadata_added(send)
         await self.app(scope, receive, send)
+
+    def _metadata_added(self, send: Send) -> Send:
+        """``send`` for the authorization server's metadata: the JSON the SDK makes, with
+        what this server adds (``metadata``): the SDK has no setting for it."""
+        assert self.metadata is not None
+        change, start, body = self.metadata, [], []
+
+        async def added(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.append(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            data = b"".join(body)
+            head = start[0]
+            if head["status"] == 200:
+                data = json.dumps(change(json.loads(data))).encode()
+            head["headers"] = [(k, v) for k, v in head.get("headers", [])
+                               if k.lower() != b"content-length"] + \
+                [(b"content-length", str(len(data)).encode())]
+            await send(head)
+            await send({"type": "http.response.body", "body": data})
+        return added
 
     @staticmethod
     def limit_clock(limit: RateLimit | None) -> Callable[[], float]:

@@ -19,7 +19,6 @@ Clients, approvals and refresh tokens (hashed) live in ``<home>/remote-clients.j
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import secrets
 import threading
@@ -28,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
+import anyio
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -42,6 +41,8 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from .client_documents import ClientDocuments, is_document_id
+from .client_rules import MAX_NAME_CHARS, check_registration
 from .http_guard import same
 from .remote_ledger import (
     MAX_WAITING,
@@ -68,55 +69,6 @@ CODE_DIGITS = 12
 # guesses a day is 18,250 a year against 10^12 codes: 1 in 55 million a year.
 WRONG_CODES_A_DAY = 50
 MAX_PENDING = 20  # requests waiting for the owner at once; more are refused, no code printed
-# What one registration may hold: a client names itself in a line and sends its browser
-# back to a few addresses; anything larger is a stranger filling the owner's disk and log.
-MAX_NAME_CHARS = 100
-MAX_REDIRECTS = 5
-MAX_URI_CHARS = 2000
-MAX_RECORD_CHARS = 8000
-
-
-def loopback_host(host: str | None) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address((host or "").strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def redirect_problem(uri: str) -> str | None:
-    """Why ``uri`` cannot be a redirect URI (RFC 8252, OAuth 2.1): only https, or http to a
-    loopback address (a native app's listener); never javascript:, data:, or plain http to
-    another host. ``None`` when it can."""
-    if len(uri) > MAX_URI_CHARS:
-        return f"a redirect URI is at most {MAX_URI_CHARS} characters"
-    parsed = urlparse(uri)
-    if not (parsed.scheme == "https" or (parsed.scheme == "http" and
-                                         loopback_host(parsed.hostname))):
-        return f"{uri[:100]!r}: a redirect URI is https, or http to a loopback address"
-    if parsed.fragment or not parsed.hostname:
-        return f"{uri[:100]!r} is not an absolute URI without a fragment"
-    return None
-
-
-def check_registration(info: OAuthClientInformationFull) -> None:
-    """Bounds and redirect rules of one registration (``RegistrationError`` → 400)."""
-    uris = [str(u) for u in info.redirect_uris or []]
-    if not uris or len(uris) > MAX_REDIRECTS:
-        raise RegistrationError("invalid_redirect_uri",
-                                f"give 1 to {MAX_REDIRECTS} redirect URIs")
-    for uri in uris:
-        if (why := redirect_problem(uri)) is not None:
-            raise RegistrationError("invalid_redirect_uri", why)
-    if len(info.client_name or "") > MAX_NAME_CHARS:
-        raise RegistrationError("invalid_client_metadata",
-                                f"client_name is at most {MAX_NAME_CHARS} characters")
-    if len(info.model_dump_json(exclude_none=True)) > MAX_RECORD_CHARS:
-        raise RegistrationError("invalid_client_metadata",
-                                f"the registration is over {MAX_RECORD_CHARS} characters")
-
-
 @dataclass
 class Pending:
     """An authorization waiting for the owner."""
@@ -144,7 +96,8 @@ def spaced(code: str) -> str:
 
 class RemoteAuthority:
     def __init__(self, home: Path, public_url: str, announce: Callable[[Pending], None],
-                 local_token: str, clock: Callable[[], float] = time.time) -> None:
+                 local_token: str, clock: Callable[[], float] = time.time,
+                 documents: ClientDocuments | None = None) -> None:
         self.home, self.clock, self.announce = home, clock, announce
         self.local_token = local_token  # the machine's own clients keep working
         self.issuer = public_url.rstrip("/")
@@ -156,6 +109,7 @@ class RemoteAuthority:
         self.used_codes: dict[str, str] = {}  # code digest -> client id
         self._lock = threading.Lock()
         self._file = LedgerFile(home, clock)
+        self.documents = documents or ClientDocuments()
 
     @property
     def ledger(self) -> Ledger:
@@ -170,12 +124,39 @@ class RemoteAuthority:
 
     # -- registration ----------------------------------------------------------------
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_document_id(client_id):
+            return await self._document_client(client_id)
         with self._lock:
             self._load()
             record = self.ledger.clients.get(client_id)
         if record is None or record.get("revoked"):
             return None
         return OAuthClientInformationFull.model_validate(record["info"])
+
+    async def _document_client(self, url: str) -> OAuthClientInformationFull | None:
+        """A client named by its metadata document's URL (``client_documents``): fetched
+        (off the event loop), then remembered in the ledger like a registered one, so the
+        owner's approval, ``--list-clients`` and ``--revoke`` work the same."""
+        info = await anyio.to_thread.run_sync(self.documents.client, url)
+        if info is None:
+            return None
+        with self._lock:
+            self._load()
+            record = self.ledger.clients.get(url)
+            if record is not None and record.get("revoked"):
+                return None
+            if record is None:
+                prune(self.ledger, self.clock())
+                if waiting(self.ledger) >= MAX_WAITING:
+                    return None
+                self.ledger.clients[url] = {
+                    "info": info.model_dump(mode="json", exclude_none=True),
+                    "registered": self.clock(), "approved": None, "revoked": None,
+                    "document": True}
+                self._save()
+                log.info("A client named by its metadata document asks: %r (nothing is "
+                         "granted until you approve it)", (info.client_name or "")[:100])
+        return info
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         check_registration(client_info)
