@@ -28,7 +28,6 @@ from urllib.parse import urlparse
 import uvicorn
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl
 
 from .. import __version__
 from ..config import HTTP_PORT, Config
@@ -134,11 +133,13 @@ def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
         admin = f"http://127.0.0.1:{port + 1}"
         authority = RemoteAuthority(config.home, base, announce(admin), token)
     verifier = Verifier(token, authority)
-    auth = AuthSettings(
-        issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"),
-        validate_token_resource=True,
-        client_registration_options=ClientRegistrationOptions(enabled=True),
-        revocation_options=RevocationOptions(enabled=True)) if authority else None
+    # (validated from text: the issuer keeps its empty path, "https://host" and not
+    # "https://host/", as RFC 8414 compares it character for character)
+    auth = AuthSettings.model_validate({
+        "issuer_url": base, "resource_server_url": f"{base}/mcp",
+        "validate_token_resource": True,
+        "client_registration_options": ClientRegistrationOptions(enabled=True),
+        "revocation_options": RevocationOptions(enabled=True)}) if authority else None
     server = build_server(answers, account, auth=auth, provider=authority)
     if authority is not None:
         add_public_routes(server, authority)
