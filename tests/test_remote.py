@@ -19,6 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -475,3 +476,96 @@ def test_the_authorization_metadata_says_client_documents_are_read(
     assert metadata["issuer"].rstrip("/") == remote["base"]
     assert metadata["registration_endpoint"].endswith("/register")  # registration stays
     assert int(headers["content-length"]) == len(body.encode())
+
+
+# --- the pages, in a real browser ---------------------------------------------------------
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from browser import Browser
+
+    chromium = Browser()
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+@contextmanager
+def another_site(html: str) -> Iterator[str]:
+    """A page of another origin (another port of this machine): what a site the owner
+    visits could serve."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def asking(remote: dict[str, Any], name: str) -> tuple[str, str, str]:
+    """A new client asks: its waiting page, the owner's approval link and the form's nonce."""
+    client = register(remote, name)
+    start = len(remote["log"].read_text())
+    _, headers, _ = authorize(remote, client["client_id"])
+    link, _ = owner_sees(remote["log"], start)
+    nonce = re.search(r"name=nonce value=([\w-]+)", request(link)[2])
+    assert nonce is not None
+    return headers["location"], link, nonce.group(1)
+
+
+def test_the_owner_approves_with_a_click_in_a_real_browser(remote: dict[str, Any],
+                                                           browser: Any) -> None:
+    waiting, link, _ = asking(remote, "Clicked")
+    assert request(waiting)[0] == 200  # waits
+    browser.open(link)
+    assert "Approve" in browser.evaluate("document.body.innerText")
+    browser.evaluate("document.querySelector('button[value=approve]').click()")
+    browser.settle(1.5)
+    assert "You approved" in browser.evaluate("document.body.innerText")
+    status, headers, _ = request(waiting)
+    assert status == 302 and headers["location"].startswith(REDIRECT)
+
+
+def test_a_form_posted_from_another_origin_grants_nothing(remote: dict[str, Any],
+                                                          browser: Any) -> None:
+    """Even with the request's nonce (the worst case: it leaked), a site the owner visits
+    cannot approve for them: the browser sends its Origin, and the page refuses it."""
+    waiting, link, nonce = asking(remote, "Forged")
+    form = (f'<form method=post action="{link}"><input name=nonce value="{nonce}">'
+            '<input name=decision value=approve></form>'
+            "<script>document.forms[0].submit()</script>")
+    with another_site(form) as site:
+        browser.open(site, settle_s=2.0)
+    refused = [s for url, s, _ in browser.responses() if url.startswith(link)]
+    assert refused == [403], browser.responses()
+    assert request(waiting)[0] == 200  # still waiting for the owner
+
+
+@pytest.mark.parametrize("page", ["approval", "waiting"])
+def test_the_pages_cannot_be_framed(remote: dict[str, Any], browser: Any, page: str) -> None:
+    waiting, link, _ = asking(remote, f"Framed {page}")
+    target = link if page == "approval" else waiting
+    with another_site(f'<iframe src="{target}"></iframe>') as site:
+        browser.open(site, settle_s=2.0)
+    shown = [(url, s, h) for url, s, h in browser.responses() if url.startswith(target)]
+    assert shown and all(h.get("x-frame-options", h.get("X-Frame-Options")) == "DENY"
+                         for _, _, h in shown), shown
+    assert any("X-Frame-Options" in said for said in browser.said()), browser.said()
+    assert request(waiting)[0] == 200

@@ -39,7 +39,7 @@ def page(body: str, refresh: bool = False, status: int = 200) -> HTMLResponse:
     return HTMLResponse(PAGE.format(body=body, refresh='<meta http-equiv="refresh" '
                                     'content="3">' if refresh else ""), status_code=status,
                         headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY",
-                                 "Referrer-Policy": "no-referrer"})
+                                 "Referrer-Policy": "same-origin"})
 
 
 def _asks(pending: Pending) -> str:
