@@ -569,3 +569,50 @@ def test_the_pages_cannot_be_framed(remote: dict[str, Any], browser: Any, page: 
                          for _, _, h in shown), shown
     assert any("X-Frame-Options" in said for said in browser.said()), browser.said()
     assert request(waiting)[0] == 200
+
+
+def test_behind_a_tunnel_strangers_cannot_throttle_the_owners_client_or_code(
+        tunneled: dict[str, Any]) -> None:
+    """Issue 49: behind a tunnel every request came from 127.0.0.1 and shared one bucket:
+    eleven bogus POST /token made the approved client's refresh get 429, and the owner's
+    correct one-time code got 429 too."""
+    via = tunneled["through"]
+
+    def as_stranger(n: int) -> dict[str, str]:
+        return {"X-Test-Client-Ip": f"198.51.100.{n}"}
+
+    owner = register(tunneled, "The owner's phone")
+    start = len(tunneled["log"].read_text())
+    _, headers, _ = authorize(tunneled, owner["client_id"])
+    _, code = owner_sees(tunneled["log"], start)
+    _, approved, _ = request(via(headers["location"]), {"code": code})
+    granted = urllib.parse.parse_qs(urllib.parse.urlparse(approved["location"]).query)
+    status, pair = token(tunneled, grant_type="authorization_code", code=granted["code"][0],
+                         client_id=owner["client_id"], redirect_uri=REDIRECT,
+                         code_verifier=tunneled["verifier"])
+    assert status == 200
+    for n in range(15):  # strangers' bogus refreshes, from one address and from many
+        form = urllib.parse.urlencode({"grant_type": "refresh_token", "client_id":
+                                       owner["client_id"], "refresh_token": f"bogus-{n}"})
+        status, _, _ = request(f"{tunneled['base']}/token", form.encode(), {
+            "Content-Type": "application/x-www-form-urlencoded",
+            **as_stranger(7 if n < 12 else n)})
+        assert status in (400, 401), status
+    status, rotated = token(tunneled, grant_type="refresh_token",
+                            client_id=owner["client_id"], refresh_token=pair["refresh_token"])
+    assert status == 200, rotated  # never throttled by others' failures
+    for _ in range(12):  # a stranger asking again and again is slowed down alone
+        status, _, _ = request(f"{tunneled['base']}/authorize?client_id=x", None,
+                               as_stranger(9))
+    assert status == 429
+    stranger = register(tunneled, "A stranger")
+    start = len(tunneled["log"].read_text())
+    _, theirs, _ = authorize(tunneled, stranger["client_id"])
+    owner_sees(tunneled["log"], start)
+    for _ in range(5):  # wrong codes on the stranger's own request: it is denied
+        request(via(theirs["location"]), {"code": "0" * 12}, as_stranger(9))
+    start = len(tunneled["log"].read_text())
+    _, mine, _ = authorize(tunneled, owner["client_id"])
+    _, code = owner_sees(tunneled["log"], start)
+    status, approved, _ = request(via(mine["location"]), {"code": code})
+    assert status == 302 and "code=" in approved["location"]  # the owner's code: never 429
