@@ -50,6 +50,9 @@ def two_free_ports() -> int:
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One remote-mode server for this module's tests. They all come from one sender
+    (loopback), which may register and ask 10 times a minute each (http_guard): the tests
+    on it stay under that (9 registrations); more need a server of their own."""
     port = two_free_ports()
     base = f"http://127.0.0.1:{port}"
     with http_server(tmp_path_factory.mktemp("remote"), port, "--public-url", base) as server:
@@ -480,6 +483,16 @@ def test_the_authorization_metadata_says_client_documents_are_read(
 
 # --- the pages, in a real browser ---------------------------------------------------------
 
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A remote-mode server of their own for the browser tests (each registers a client:
+    with the others' they would pass one sender's few a minute)."""
+    port = two_free_ports()
+    base = f"http://127.0.0.1:{port}"
+    with http_server(tmp_path_factory.mktemp("pages"), port, "--public-url", base) as server:
+        yield {**server, "base": base, "url": f"{base}/mcp"}
+
+
 @pytest.fixture
 def browser() -> Iterator[Any]:
     from browser import Browser
@@ -530,8 +543,9 @@ def asking(remote: dict[str, Any], name: str) -> tuple[str, str, str]:
     return headers["location"], link, nonce.group(1)
 
 
-def test_the_owner_approves_with_a_click_in_a_real_browser(remote: dict[str, Any],
+def test_the_owner_approves_with_a_click_in_a_real_browser(pages: dict[str, Any],
                                                            browser: Any) -> None:
+    remote = pages
     waiting, link, _ = asking(remote, "Clicked")
     assert request(waiting)[0] == 200  # waits
     browser.open(link)
@@ -543,10 +557,11 @@ def test_the_owner_approves_with_a_click_in_a_real_browser(remote: dict[str, Any
     assert status == 302 and headers["location"].startswith(REDIRECT)
 
 
-def test_a_form_posted_from_another_origin_grants_nothing(remote: dict[str, Any],
+def test_a_form_posted_from_another_origin_grants_nothing(pages: dict[str, Any],
                                                           browser: Any) -> None:
     """Even with the request's nonce (the worst case: it leaked), a site the owner visits
     cannot approve for them: the browser sends its Origin, and the page refuses it."""
+    remote = pages
     waiting, link, nonce = asking(remote, "Forged")
     form = (f'<form method=post action="{link}"><input name=nonce value="{nonce}">'
             '<input name=decision value=approve></form>'
@@ -559,7 +574,8 @@ def test_a_form_posted_from_another_origin_grants_nothing(remote: dict[str, Any]
 
 
 @pytest.mark.parametrize("page", ["approval", "waiting"])
-def test_the_pages_cannot_be_framed(remote: dict[str, Any], browser: Any, page: str) -> None:
+def test_the_pages_cannot_be_framed(pages: dict[str, Any], browser: Any, page: str) -> None:
+    remote = pages
     waiting, link, _ = asking(remote, f"Framed {page}")
     target = link if page == "approval" else waiting
     with another_site(f'<iframe src="{target}"></iframe>') as site:
