@@ -36,8 +36,12 @@ class Reader:
     def __init__(self, config: Any, embedder: Any = None) -> None:
         if importlib.util.find_spec("plaud_index.answers") is not None:
             answers = importlib.import_module("plaud_index.answers")
-            self._answers = answers.Answers.of(config, embedder)
             self._old = None
+            if importlib.util.find_spec("plaud_index.sync.keeper") is not None:  # issue 52 on
+                keeper = importlib.import_module("plaud_index.sync.keeper").Keeper(config)
+                self._answers = answers.Answers.of(config, embedder, keeper=keeper)
+            else:
+                self._answers = answers.Answers.of(config, embedder)
         else:
             service = importlib.import_module("plaud_index.service")
             self._old = service.SearchService(config, embedder)

@@ -231,3 +231,12 @@ def http_server(root: Path, port: int, *options: str) -> Iterator[dict[str, Any]
     finally:
         server.terminate()
         server.wait(30)
+
+
+def answers_of(config: Any, embedder: Any = None, sync: Any = None) -> Any:
+    """``Answers`` as the server and the CLI wire them: with a keeper (``sync``: the
+    detached sync it starts; ``None``: a first sync of an empty index in the caller)."""
+    from plaud_index.answers import Answers
+    from plaud_index.sync.keeper import Keeper
+
+    return Answers.of(config, embedder, keeper=Keeper(config, sync))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import time
 
-from plaud_index.answers import Answers
+from helpers import answers_of
+
 from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.search.rank import make_request, rank
@@ -23,7 +24,7 @@ class Picky(HashEmbedder):
 
 def test_an_answer_from_a_finished_sync_is_complete(config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
-    result = Answers.of(config, HashEmbedder()).search.search(make_request("budget"))
+    result = answers_of(config, HashEmbedder()).search.search(make_request("budget"))
     assert result.index.complete and result.index.progress is None
     assert result.results and result.note is None
 
@@ -34,7 +35,7 @@ def test_an_answer_during_the_first_sync_says_it_is_partial(config: Config) -> N
     state.update(last_success=None, progress={"done": 5, "total": 20, "fetched": 5,
                                               "fetch_s": 75.0, "updated": time.time() - 200,
                                               "started": time.time() - 300})
-    result = Answers.of(config, HashEmbedder()).search.search(make_request("budget"))
+    result = answers_of(config, HashEmbedder()).search.search(make_request("budget"))
     assert not result.index.complete
     # nobody is indexing: the sync stopped, and its estimate is what it was when it did
     assert result.index.progress == ("stopped 3 minutes ago at 5 of 20 recordings done, 13 "
@@ -43,11 +44,11 @@ def test_an_answer_during_the_first_sync_says_it_is_partial(config: Config) -> N
 
 def test_no_match_and_weak_match_are_said_plainly(config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
-    nothing = Answers.of(config, HashEmbedder()).search.search(
+    nothing = answers_of(config, HashEmbedder()).search.search(
         make_request("budget", speaker="nobody by that name"))
     assert nothing.results == () and nothing.note == \
         "No recording matches this query and its filters."
-    weak = Answers.of(config, Picky()).search.search(make_request("budget"))
+    weak = answers_of(config, Picky()).search.search(make_request("budget"))
     assert weak.results and weak.note is not None
     assert weak.note.startswith("No passage is a close match (best similarity 0.")
 
@@ -97,7 +98,7 @@ class Unheard(HashEmbedder):
 def test_a_query_whose_words_mostly_never_occur_gets_the_weak_match_note(
         config: Config) -> None:
     run_locked_cycle(config, HashEmbedder())
-    service = Answers.of(config, Unheard())
+    service = answers_of(config, Unheard())
     heard = service.search.search(make_request("budget review"))
     assert heard.results and heard.note is None  # its words are in the meetings
     unheard = service.search.search(make_request("banana bread recipe with walnuts budget"))
@@ -112,7 +113,7 @@ def test_an_answer_from_a_snapshot_older_than_the_last_commit_is_never_called_co
     run_locked_cycle(config, HashEmbedder())
     store = SyncStateStore(config.home)
     store.update(last_success=None, progress={"done": 1, "total": 13, "fetched": 1})
-    service = Answers.of(config, HashEmbedder())
+    service = answers_of(config, HashEmbedder())
     before = store.read()  # what a tool call reads before it opens its snapshot
     snap = service.index.snapshot()
     store.update(last_success=time.time(), progress=None)  # the sync finishes meanwhile

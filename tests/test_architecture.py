@@ -279,3 +279,35 @@ def test_the_places_import_each_other_in_one_direction_only() -> None:
         ready = {p for p, deps in edges.items() if p not in done and deps <= done}
         assert ready, f"an import loop among {sorted(set(edges) - done)}"
         done |= ready
+
+
+# What starts a sync, takes the indexer lock or writes the index: the reading side asks the
+# keeper it is handed (``sync.keeper``) and imports none of it (issue 52). (Reporting damage
+# it met is a reader's: ``index.trust.distrust`` drops a verification record so the next
+# reader checks in full, ``sync.state.note_read_damage`` tells status; neither writes the
+# index.)
+SYNCS_LOCKS_OR_WRITES = {"sync.cycles", "sync.daemon", "sync.detached", "sync.lock",
+                         "sync.keeper", "sync.indexer", "sync.work", "sync.embedding",
+                         "index.writer", "index.merge", "index.garbage", "sources"}
+
+
+def reads_only(modules: dict[str, ast.Module]) -> dict[str, list[str]]:
+    saved = dict(MODULES)
+    MODULES.update(modules)
+    try:
+        return {m: sorted(package_imports(m, type_only_too=True) & SYNCS_LOCKS_OR_WRITES)
+                for m in modules if top(m) == "answers"
+                and package_imports(m, type_only_too=True) & SYNCS_LOCKS_OR_WRITES}
+    finally:
+        MODULES.clear()
+        MODULES.update(saved)
+
+
+def test_the_reading_side_only_reads() -> None:
+    assert not reads_only({m: t for m, t in MODULES.items() if top(m) == "answers"})
+
+
+def test_a_reading_module_reaching_for_the_lock_or_the_writer_is_caught() -> None:
+    bad = ast.parse("from ..sync.lock import IndexerLock\nfrom ..index.writer import "
+                    "open_writer\n")
+    assert reads_only({"answers.bad": bad}) == {"answers.bad": ["index.writer", "sync.lock"]}

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import SAMPLE_RECORDINGS
+from helpers import SAMPLE_RECORDINGS, answers_of
 
 from plaud_index.setup.status import service_status
 from plaud_index.sync.lock import IndexerLock
@@ -182,7 +182,6 @@ def test_output_into_a_closed_pipe_ends_quietly(mock_env: dict[str, str]) -> Non
 
 
 def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> None:
-    from plaud_index.answers import Answers
     from plaud_index.config import build_config
     from plaud_index.sync.lock import IndexerLock
     from plaud_index.sync.state import SyncStateStore
@@ -192,7 +191,7 @@ def test_status_during_a_first_sync_says_so_not_never_synced(tmp_path: Path) -> 
     lock = IndexerLock(config.lock_path)
     assert lock.try_acquire()
     try:
-        flags = service_status(Answers.of(config).index).health.flags
+        flags = service_status(answers_of(config).index).health.flags
     finally:
         lock.release()
     # (the index holds none of them: said, as a person asking would want)
@@ -244,14 +243,13 @@ def test_a_cli_search_is_quiet_about_the_model_and_a_partial_index_says_so_first
 
 def test_status_is_not_ok_while_signed_out_and_names_the_mock_corpus(
         tmp_path: Path) -> None:
-    from plaud_index.answers import Answers
     from plaud_index.config import build_config
 
     signed_out = service_status(
-        Answers.of(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)).index)
+        answers_of(build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)).index)
     assert not signed_out.health.ok
     assert any("plaud-index-mcp login" in f for f in signed_out.health.flags)
     corpus = tmp_path / "mine.jsonl"
     mock = build_config({"PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_CLIENT": "mock",
                          "PLAUD_MOCK_CORPUS": str(corpus)}, None)
-    assert service_status(Answers.of(mock).index).auth.account == f"the mock corpus {corpus}"
+    assert service_status(answers_of(mock).index).auth.account == f"the mock corpus {corpus}"

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 from fake_plaud import FakePlaud, Rule
-from helpers import SAMPLE_RECORDINGS
+from helpers import SAMPLE_RECORDINGS, answers_of
 
-from plaud_index.answers import Answers
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import PlaudAuthError, PlaudTransientError
@@ -86,7 +85,7 @@ def test_cycles_follow_new_edited_and_deleted_recordings(
                   created_epoch=time.time() - 60)
     report = cycle(index_home)
     assert report.added == 1 and "Brand new recording" in titles(index_home)
-    service = Answers.of(build_config({"PLAUD_INDEX_HOME": str(index_home),
+    service = answers_of(build_config({"PLAUD_INDEX_HOME": str(index_home),
                                           "PLAUD_EMBEDDER": "mock"}, None))
     hit = service.search.search(make_request("quarterly hiring plan")).results[0]
     assert hit.title == "Brand new recording"

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli
+from helpers import REPO, answers_of, run_cli
 
-from plaud_index.answers import Answers
 from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexBusyError
@@ -43,7 +42,7 @@ def test_an_answer_status_and_doctor_say_the_same_of_a_first_sync(
     lock = IndexerLock(half_synced.lock_path, role="first sync (server)")
     assert lock.try_acquire()
     try:
-        service = Answers.of(half_synced, HashEmbedder())
+        service = answers_of(half_synced, HashEmbedder())
         answer = service.search.search(make_request("budget"))
         status = service_status(service.index)
         code, text = run_cli(capsys, "search", "budget")

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 from conftest import fill_disk
-from helpers import REPO, write_corpus
+from helpers import REPO, answers_of, write_corpus
 
-from plaud_index.answers import Answers
 from plaud_index.config import Config, build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexNotReadyError, UnknownRecordingError
@@ -225,7 +224,7 @@ def test_a_question_right_after_the_sync_finished_is_complete_and_starts_no_othe
     config = mock_config(tmp_path / "home", corpus)
     run_locked_cycle(config, HashEmbedder())
     sync = Counting()
-    answers = Answers.of(config, HashEmbedder(), sync=sync)
+    answers = answers_of(config, HashEmbedder(), sync=sync)
     answers.index.state = answers.readiness.state = Finishing(answers.index.state)  # type: ignore[assignment]
     result = answers.search.search(make_request("budget"))
     assert result.index.complete and result.index.progress is None
@@ -241,7 +240,7 @@ def test_a_full_disk_is_named_and_the_same_server_syncs_once_there_is_room(
     now = [time.time()]
     started: list[subprocess.Popen[bytes]] = []
     sync = DetachedSync("server", popen=spawner(home, corpus, started), clock=lambda: now[0])
-    answers = Answers.of(config, HashEmbedder(), sync=sync)
+    answers = answers_of(config, HashEmbedder(), sync=sync)
     home.mkdir()
     filler = small_disk / "filler"
     fill_disk(filler)
@@ -277,13 +276,13 @@ def test_a_sync_the_full_disk_stopped_starts_again_at_the_first_question_after_i
                          "space", last_error_kind="StorageError", progress=None)
     sync = Counting()
     with pytest.raises(IndexNotReadyError):
-        Answers.of(config, HashEmbedder(), sync=sync).search.search(make_request("budget"))
+        answers_of(config, HashEmbedder(), sync=sync).search.search(make_request("budget"))
     assert sync.spawned == 1  # at once: the disk has room now
     store.record_failure(last_attempt=time.time(), last_error="Plaud answered 503",
                          last_error_kind="PlaudUpstreamError", progress=None)
     other = Counting()
     with pytest.raises(IndexNotReadyError):
-        Answers.of(config, HashEmbedder(), sync=other).search.search(make_request("budget"))
+        answers_of(config, HashEmbedder(), sync=other).search.search(make_request("budget"))
     assert other.spawned == 0  # Plaud down: not one attempt per question
 
 
@@ -295,7 +294,7 @@ def test_an_id_not_yet_indexed_during_a_first_sync_says_the_index_is_partial(
     run_locked_cycle(config, HashEmbedder())
     SyncStateStore(config.home).update(last_success=None, progress={
         "done": 2, "total": 9, "updated": time.time(), "started": time.time() - 30})
-    answers = Answers.of(config, HashEmbedder())
+    answers = answers_of(config, HashEmbedder())
     for ask in (lambda: answers.search.get("later-recording"),
                 lambda: answers.reading.transcript("later-recording")):
         with pytest.raises(UnknownRecordingError, match=r"still partial .*may not be indexed "
@@ -337,7 +336,7 @@ def test_a_server_keeps_a_stale_index_fresh_and_its_sync_outlives_the_session(
     assert state.last_success and state.last_success > old, "no sync kept the index fresh"
     log = (config.home / LOG).read_text()
     assert log.count("a sync started by the server") == 1
-    answers = Answers.of(config, HashEmbedder())
+    answers = answers_of(config, HashEmbedder())
     assert "m-new" in {r.file_id for r in answers.browse.list(ListRequest()).recordings}
 
 
@@ -349,7 +348,7 @@ def test_no_sync_is_started_while_the_agent_keeps_the_index_fresh(
     SyncStateStore(config.home).update(last_success=old, last_attempt=old, daemon={
         "pid": os.getpid(), "heartbeat": time.time(), "interval_ms": 300_000})
     sync = Counting()
-    answers = Answers.of(config, HashEmbedder(), sync=sync)
+    answers = answers_of(config, HashEmbedder(), sync=sync)
     assert not answers.readiness.keep_fresh() and sync.spawned == 0
     SyncStateStore(config.home).update(daemon=None)
     assert answers.readiness.keep_fresh() and sync.spawned == 1

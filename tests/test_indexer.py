@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FakeSource, detail
+from helpers import FakeSource, answers_of, detail
 
 from plaud_index.config import Config
 from plaud_index.embedding.embedder import HashEmbedder
@@ -371,7 +371,6 @@ def test_an_index_refilled_from_nothing_answers_as_partial_until_the_fill_finish
 
 def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
         tmp_path: Path) -> None:
-    from plaud_index.answers import Answers
     from plaud_index.config import build_config
     from plaud_index.render import render_status
 
@@ -384,7 +383,7 @@ def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
     skipped = SyncStateStore(tmp_path).read().skipped
     assert set(skipped) == {"listing row 3", "listing row 4"}
     config = build_config({"PLAUD_INDEX_HOME": str(tmp_path)}, None)
-    text = render_status(service_status(Answers.of(config, HashEmbedder()).index), config.zone)
+    text = render_status(service_status(answers_of(config, HashEmbedder()).index), config.zone)
     text.encode("utf-8")  # no lone surrogate reaches the terminal
     assert "Skipped:      2 recording(s): listing row 3, listing row 4" in text
 

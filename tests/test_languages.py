@@ -9,8 +9,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from helpers import answers_of
 
-from plaud_index.answers import Answers
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import OnnxEmbedder
 from plaud_index.embedding.languages import english_only_advice, language_of, language_shares
@@ -71,7 +71,7 @@ def test_german_and_japanese_meetings_get_the_advice_once_then_in_status_and_doc
     said = [r.getMessage() for r in caplog.records if "is not English" in r.getMessage()]
     assert len(said) == 1  # once, after the first sync
     assert "German" in said[0] and "Japanese" in said[0] and "490 MB" in said[0]
-    service = Answers.of(config, real_embedder).index
+    service = answers_of(config, real_embedder).index
     assert service_status(service).language_advice == said[0]
     index = check_index(config, service)
     assert index.status == "warn" and "PLAUD_EMBED_MODEL=Xenova/multilingual-e5-small" in \
@@ -85,4 +85,4 @@ def test_an_english_account_gets_no_advice(tmp_path: Path,
     config = build_config({"PLAUD_INDEX_HOME": str(tmp_path / "home"), "PLAUD_CLIENT": "mock",
                            "PLAUD_MOCK_CORPUS": str(corpus)}, None)
     run_locked_cycle(config, real_embedder)
-    assert service_status(Answers.of(config, real_embedder).index).language_advice is None
+    assert service_status(answers_of(config, real_embedder).index).language_advice is None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import answers_of
 
 from plaud_index.answers import Answers
 from plaud_index.config import build_config
@@ -62,7 +63,7 @@ def service(real_embedder: OnnxEmbedder, tmp_path_factory: pytest.TempPathFactor
                            "PLAUD_MOCK_CORPUS": str(corpus)}, None)
     report = run_locked_cycle(config, real_embedder)
     assert report.added == len(records)
-    return Answers.of(config, real_embedder)
+    return answers_of(config, real_embedder)
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])

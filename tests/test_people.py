@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FakeSource, build_snapshot, detail, dev_meetings, run_cli
+from helpers import FakeSource, answers_of, build_snapshot, detail, dev_meetings, run_cli
 
 from plaud_index.answers import Answers
 from plaud_index.clock import UTC
@@ -63,7 +63,7 @@ def home(index_home: Path) -> Path:
 @pytest.fixture
 def answers(home: Path) -> Answers:
     config = build_config({"PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock"}, None)
-    return Answers.of(config, HashEmbedder())
+    return answers_of(config, HashEmbedder())
 
 
 def everyone(answers: Answers, **filters: Any) -> list[Any]:

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import indexed, make_chunks
+from helpers import answers_of, indexed, make_chunks
 
-from plaud_index.answers import Answers
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexCorruptError, IndexSchemaError
@@ -446,7 +445,7 @@ def test_the_search_service_upgrades_an_old_index_when_no_indexer_runs(
     home = tmp_path / "home"
     shutil.copytree(FIXTURE_V1, home / "vector-index")
     config = build_config({"PLAUD_INDEX_HOME": str(home), "PLAUD_EMBEDDER": "mock"}, None)
-    result = Answers.of(config).search.search(make_request("Kündigungsfrist", mode="keyword"))
+    result = answers_of(config).search.search(make_request("Kündigungsfrist", mode="keyword"))
     assert [h.file_id for h in result.results][:1] == ["v1-german"]
     snap = open_snapshot(home / "vector-index")
     assert snap is not None and snap.manifest.analyzer == "unicode-1"

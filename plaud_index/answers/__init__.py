@@ -9,22 +9,19 @@ never the index). Every answer is one of the types of ``results``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import Config
 from ..embedding.embedder import Embedder
 from ..people import Naming
-from ..sync.detached import DetachedSync
-from ..sync.progress import SyncProgress, log_commits
 from .browse import Browsing
-from .index import IndexReader, make_embedder
+from .index import IndexReader, Keeping, make_embedder
 from .people import People
 from .readiness import Readiness
 from .reading import Reading
 from .search import HEARD, Searching
 
-__all__ = ["HEARD", "Answers", "make_embedder"]
+__all__ = ["HEARD", "Answers", "Keeping", "make_embedder"]
 
 
 @dataclass(frozen=True)
@@ -43,12 +40,12 @@ class Answers:
 
     @classmethod
     def of(cls, config: Config, embedder: Embedder | None = None, *,
-           sync: DetachedSync | None = None,
-           progress: Callable[[SyncProgress], object] = log_commits) -> Answers:
-        """``sync``: how an incomplete or stale index gets synced (a server's or the CLI's
-        process of its own); ``None`` builds an empty index in the caller."""
-        index = IndexReader(config, embedder)
-        readiness = Readiness(index, sync, progress)
+           keeper: Keeping) -> Answers:
+        """``keeper``: who starts, keeps and upgrades the index for these answers
+        (``sync.keeper.Keeper``: the server's and the CLI's start syncs in a process of
+        their own); the answers only read."""
+        index = IndexReader(config, embedder, keeper)
+        readiness = Readiness(index, keeper)
         return cls(index, readiness, Searching(index, readiness), Browsing(index, readiness),
                    Reading(index, readiness), People(index, readiness),
                    Naming(index.opened, index.names))

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any, Protocol
 
 from ..clock import stamps, today
 from ..config import Config
@@ -18,16 +19,14 @@ from ..embedding.files import resolve_model
 from ..embedding.specs import model_spec
 from ..errors import IndexCorruptError
 from ..index.analyzer import VERSION as ANALYZER
-from ..index.manifest import SCHEMA_VERSION
+from ..index.manifest import SCHEMA_VERSION, ModelInfo
 from ..index.snapshot import Snapshot
 from ..index.store import manifest_key, open_snapshot
 from ..index.trust import distrust
-from ..index.writer import open_writer
 from ..people import NameStore
 from ..results import Hit, Today
 from ..search.rank import Ranking, SearchRequest, rank
-from ..sync.lock import IndexerLock
-from ..sync.state import SyncStateStore, note_read_damage
+from ..sync.state import SyncState, SyncStateStore, note_read_damage
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +55,35 @@ def make_embedder(config: Config) -> Embedder:
     return OnnxEmbedder(resolve_model(config), spec=spec, threads=config.embed_threads)
 
 
-class IndexReader:
-    """One per process; tool calls may use it from several threads."""
+class Keeping(Protocol):
+    """What the reading side asks of the keeper it is handed (``sync.keeper.Keeper``):
+    the reader never syncs, takes the lock or writes the index itself."""
 
-    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+    def holder(self) -> dict[str, Any] | None: ...
+
+    def indexing(self) -> bool: ...
+
+    def failure(self) -> str | None: ...
+
+    def waits_for_first_commit(self) -> bool: ...
+
+    def start_first_sync(self, wait: bool, needed: Callable[[], bool],
+                         embedder: Callable[[], Embedder]) -> None: ...
+
+    def keep_fresh(self, state: SyncState, stale: Callable[[SyncState], bool],
+                   current: Callable[[], SyncState]) -> bool: ...
+
+    def upgrade(self, model: ModelInfo) -> bool: ...
+
+
+class IndexReader:
+    """One per process; tool calls may use it from several threads. ``keeper`` converts an
+    index an older version wrote (``_upgrade``)."""
+
+    def __init__(self, config: Config, embedder: Embedder | None = None,
+                 keeper: Keeping | None = None) -> None:
         self.config = config
+        self.keeper = keeper
         self.state = SyncStateStore(config.home, cached=True)
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
@@ -109,17 +132,12 @@ class IndexReader:
         return snap
 
     def _upgrade(self, snap: Snapshot) -> Snapshot | None:
-        """An index of an older version: convert it now (seconds, no re-embedding) if no
-        indexer is running; otherwise the indexer does it on its next cycle, and until then
-        it is read in its old format (slower to open; keyword matches of non-ASCII words
-        weaker if its analyser was the ASCII one)."""
-        lock = IndexerLock(self.config.lock_path)
-        if not lock.try_acquire(role="search-upgrade"):
+        """An index of an older version: the keeper converts it now (seconds, no
+        re-embedding) if nobody indexes; otherwise the indexer does it on its next cycle,
+        and until then it is read in its old format (slower to open; keyword matches of
+        non-ASCII words weaker if its analyser was the ASCII one)."""
+        if self.keeper is None or not self.keeper.upgrade(snap.model):
             return snap
-        try:
-            open_writer(self.config.index_dir, snap.model)
-        finally:
-            lock.release()
         with self._snapshot_lock:
             self._key = None
         return self.opened()

@@ -1,11 +1,9 @@
-"""Is there an index to answer from, how complete is it, and who builds or refreshes it.
+"""Is there an index to answer from, and how complete is it.
 
-A question on an index that is empty, or whose first sync never finished, with nobody
-indexing, starts that sync (``sync.detached``: in a process of its own for the server and
-the CLI, so the answer comes now from what is committed; in the caller for an empty index
-where no detached sync is wired). A server also keeps the index fresh without the agent:
-when the last sync is older than the interval, no daemon runs and nobody indexes, it
-starts one incremental sync the same way.
+A question on an index that is empty, or whose first sync never finished, asks the keeper
+it was handed (``sync.keeper``) to start that sync; a question on a stale one asks it to
+keep the index fresh. The keeper decides and does; this module only reads (the index, the
+sync state and progress, and what the keeper says of the sync).
 
 "Complete" is said of a snapshot only when the sync state read *before* the snapshot was
 opened says so (a sync that finished by then had committed everything first); a sync that
@@ -32,14 +30,9 @@ from ..errors import (
 )
 from ..index.snapshot import Snapshot
 from ..results import IndexInfo
-from ..sources import make_source
-from ..sync.cycles import make_indexer
-from ..sync.daemon import daemon_running
-from ..sync.detached import DetachedSync
-from ..sync.lock import IndexerLock, lock_holder
-from ..sync.progress import SyncProgress, log_commits
+from ..sync.progress import SyncProgress
 from ..sync.state import SyncState
-from .index import IndexReader
+from .index import IndexReader, Keeping
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +51,14 @@ def _local(zone: UserZone, epoch: float | None) -> str | None:
 
 
 class Readiness:
-    """``sync``: how an incomplete or stale index gets synced when nobody else is syncing
-    it; ``None`` syncs an empty index in the caller, with ``progress`` reporting."""
+    """``keeper``: who starts and keeps the syncs (``sync.keeper.Keeper``)."""
 
-    def __init__(self, reader: IndexReader, sync: DetachedSync | None = None,
-                 progress: Callable[[SyncProgress], object] = log_commits,
+    def __init__(self, reader: IndexReader, keeper: Keeping,
                  clock: Callable[[], float] = time.time) -> None:
         self.reader = reader
         self.config = reader.config
         self.state = reader.state
-        self.sync = sync
-        self.progress = progress
+        self.keeper = keeper
         self.clock = clock
 
     def ready(self) -> tuple[Snapshot, SyncState]:
@@ -99,23 +89,8 @@ class Readiness:
         return snap is None or not snap.recordings or not self.state.read().complete
 
     def _start_first_sync(self, wait: bool) -> None:
-        if self.sync is None and not wait:
-            return
-        source = make_source(self.config)  # fails fast when signed out
-        if self.sync is not None:
-            self.sync.start(self.config, self._first_sync_needed)
-            return
-        lock = IndexerLock(self.config.lock_path)
-        if not lock.try_acquire(role="search-fallback"):
-            return
-        try:
-            log.info("The index is empty and no indexer is running: indexing now")
-            make_indexer(self.config, self.reader.embedder, source, progress=self.progress
-                         ).run_cycle()
-        except SourceError as exc:
-            log.warning("Fallback index cycle impossible: %s", exc)
-        finally:
-            lock.release()
+        self.keeper.start_first_sync(wait, self._first_sync_needed,
+                                     lambda: self.reader.embedder)
 
     def _stale(self, state: SyncState) -> bool:
         """Due for a sync: the last one (and the last attempt) older than the interval."""
@@ -124,21 +99,10 @@ class Readiness:
             and now - (state.last_attempt or 0) >= interval
 
     def keep_fresh(self, state: SyncState | None = None) -> bool:
-        """Without the agent: a server starts one incremental sync when the index is older
-        than the interval, no daemon runs and nobody indexes. True when it started one."""
-        if self.sync is None or self.sync.started_by != "server":
-            return False
-        state = state or self.state.read()
-        if not self._stale(state) or daemon_running(state, self.clock()) or \
-                lock_holder(self.config.lock_path) is not None:
-            return False
-        try:
-            make_source(self.config)  # signed out: nothing to sync, and status says so
-            return self.sync.start(self.config, lambda: self._stale(self.state.read()),
-                                   kind="sync")
-        except PlaudIndexError as exc:
-            log.info("The index is older than its interval, but no sync can start: %s", exc)
-            return False
+        """Without the agent: the keeper starts one incremental sync of a stale index.
+        True when it started one."""
+        return self.keeper.keep_fresh(state or self.state.read(), self._stale,
+                                      self.state.read)
 
     def _not_ready(self, problem: PlaudIndexError | None) -> IndexNotReadyError:
         if problem is not None:
@@ -146,8 +110,7 @@ class Readiness:
                                       signed_out=isinstance(problem, PlaudAuthError))
         state = self.state.read()
         failed = state.last_error if state.last_success is None else None
-        if self.sync is not None and self.sync.running(self.config) or \
-                lock_holder(self.config.lock_path):
+        if self.keeper.indexing():
             progress = SyncProgress.from_state(state.progress)
             doing = (f"the first sync is {progress.describe(self.clock())}" if progress else
                      "the first sync is starting")
@@ -156,7 +119,7 @@ class Readiness:
                                       "Nothing is searchable until the first recordings are "
                                       f"saved; ask again in {ASK_AGAIN_S} seconds.",
                                       building=True)
-        why = self.sync.failure(self.config) if self.sync is not None else None
+        why = self.keeper.failure()
         if why or failed:  # its own words first: a full disk leaves no state behind
             return IndexNotReadyError(f"Plaud index not available: the first sync failed: "
                                       f"{why or failed}")
@@ -192,7 +155,7 @@ class Readiness:
         searchable = len(snap.recordings) if snap else 0
         described = None if progress is None or complete else \
             progress.describe(now, searchable=searchable) \
-            if lock_holder(self.config.lock_path) else \
+            if self.keeper.holder() is not None else \
             progress.describe_stopped(now, searchable=searchable)
         finished = after.last_success if after.last_success is not None else (
             # an index that came without a sync state counts as synced when it was written

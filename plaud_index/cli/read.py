@@ -28,6 +28,7 @@ from ..search.rank import make_request
 from ..search.transcript import parse_at, parse_window
 from ..setup.commands import show
 from ..sync.detached import LOG, DetachedSync
+from ..sync.keeper import Keeper
 from ..sync.progress import SyncProgress
 from ..sync.terminal import reporter_for
 
@@ -84,7 +85,7 @@ def answer(config: Config, ask: Callable[[Answers], T]) -> T:
     started in the background (``DetachedSync``); an empty one is waited for, its progress
     shown, until the first commit (seconds), then answered from what is committed."""
     sync = DetachedSync(started_by="cli")
-    answers = Answers.of(config, sync=sync)
+    answers = Answers.of(config, keeper=Keeper(config, sync))
     try:
         result = ask(answers)
     except IndexNotReadyError:
@@ -148,7 +149,7 @@ def cmd_people(args: argparse.Namespace, config: Config) -> int:
 def cmd_name_speaker(args: argparse.Namespace, config: Config) -> int:
     if args.undo == bool(args.name):
         raise InvalidQueryError("give the name, or --undo to remove the local name")
-    named = Answers.of(config).naming.name(args.file_id, args.label,
+    named = Answers.of(config, keeper=Keeper(config)).naming.name(args.file_id, args.label,
                                             None if args.undo else args.name)
     show(args.json, asdict(named), lambda: render_named(named))
     return 0

@@ -23,6 +23,7 @@ from ..setup.commands import show
 from ..setup.status import mirror_status, service_status
 from ..sync.cycles import run_locked_cycle, run_mirror_pass
 from ..sync.daemon import run_daemon
+from ..sync.keeper import Keeper
 from ..sync.terminal import reporter_for
 
 log = logging.getLogger("plaud_index")
@@ -36,7 +37,7 @@ DEMO_QUERIES = (
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    status = service_status(Answers.of(config).index)
+    status = service_status(Answers.of(config, keeper=Keeper(config)).index)
     show(args.json, asdict(status), lambda: render_status(status, config.zone))
     return 0
 
@@ -108,7 +109,7 @@ def _demo(args: argparse.Namespace, demo: Config) -> int:
     home = demo.home
     print(f"Demo index in {home} (bundled sample corpus, real embedding model)")
     started = time.perf_counter()
-    answers = Answers.of(demo)
+    answers = Answers.of(demo, keeper=Keeper(demo))
     report = run_locked_cycle(demo, answers.index.embedder)
     print(f"Indexed {report.added} recordings into {report.chunks_embedded} chunks in "
           f"{time.perf_counter() - started:.1f}s (model {answers.index.embedder.model_id})")

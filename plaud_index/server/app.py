@@ -28,6 +28,7 @@ from ..answers import Answers
 from ..config import Config
 from ..errors import PlaudIndexError
 from ..sync.detached import DetachedSync
+from ..sync.keeper import Keeper
 from . import lifeline, stdio
 from .account import Account, register_account_tools
 from .descriptions import INSTRUCTIONS
@@ -69,7 +70,7 @@ def server_process(config: Config, started_by: str = "server") -> tuple[Answers,
     """What one server process holds: the answers (with the sync it may start in a process
     of its own, which outlives it: a client may start a server per call) and the sign-in
     desk, whose completion starts the first sync at once."""
-    answers = Answers.of(config, sync=DetachedSync(started_by=started_by))
+    answers = Answers.of(config, keeper=Keeper(config, DetachedSync(started_by=started_by)))
 
     def first_sync() -> None:
         try:
