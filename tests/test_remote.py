@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2 as httpx
 import pytest
 from helpers import http_server
 from mcp.shared.auth import OAuthClientInformationFull
@@ -102,8 +103,16 @@ def approve_at_the_machine(link: str) -> None:
 
 @pytest.fixture(scope="module")
 def sdk_approved(remote: dict[str, Any]) -> dict[str, Any]:
+    return sdk_flow(remote)
+
+
+def sdk_flow(remote: dict[str, Any], through: Any = None, transport: Any = None
+             ) -> dict[str, Any]:
     """The SDK's OAuth client through the whole flow (each step checked on the way): its
-    client, its tokens, what it listed and found, and what --list-clients said after."""
+    client, its tokens, what it listed and found, and what --list-clients said after.
+    ``through`` maps a public URL to where the browser reaches it, ``transport`` carries
+    the client's own requests there (a tunnel's two sides)."""
+    via = through or (lambda url: url)
     from mcp import ClientSession
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -130,12 +139,12 @@ def sdk_approved(remote: dict[str, Any]) -> dict[str, Any]:
     start = len(remote["log"].read_text())
 
     async def browser_opens(url: str) -> None:
-        status, headers, _ = await anyio.to_thread.run_sync(request, url)
+        status, headers, _ = await anyio.to_thread.run_sync(request, via(url))
         assert status == 302 and "/consent/" in headers["location"], (status, headers)
         seen["consent"] = headers["location"]
 
     async def browser_returns() -> AuthorizationCodeResult:
-        consent = seen["consent"]
+        consent = via(seen["consent"])
         status, _, page = await anyio.to_thread.run_sync(request, consent)
         assert status == 200 and "waits for the owner" in page  # reaching it grants nothing
         assert storage.tokens is None
@@ -157,7 +166,10 @@ def sdk_approved(remote: dict[str, Any]) -> dict[str, Any]:
                                             token_endpoint_auth_method="none"))
 
     async def session() -> tuple[list[str], str]:
-        async with create_mcp_http_client(auth=provider) as http, \
+        client = create_mcp_http_client(auth=provider) if transport is None else \
+            httpx.AsyncClient(auth=provider, transport=transport, follow_redirects=True,
+                              timeout=httpx.Timeout(30, read=300))
+        async with client as http, \
                 streamable_http_client(remote["url"], http_client=http) as streams, \
                 ClientSession(streams[0], streams[1]) as client:
             await client.initialize()
@@ -632,3 +644,36 @@ def test_behind_a_tunnel_strangers_cannot_throttle_the_owners_client_or_code(
     _, code = owner_sees(tunneled["log"], start)
     status, approved, _ = request(via(mine["location"]), {"code": code})
     assert status == 302 and "code=" in approved["location"]  # the owner's code: never 429
+
+
+class ThroughTunnel(httpx.AsyncBaseTransport):
+    """A remote client's network: what it sends to the public https address arrives at the
+    tunnel's local end (TLS ends at the tunnel's edge)."""
+
+    def __init__(self, entry: str) -> None:
+        self.entry = urllib.parse.urlparse(entry)
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == PUBLIC:
+            request.url = request.url.copy_with(scheme="http", host=self.entry.hostname,
+                                                port=self.entry.port)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def test_behind_a_tunnel_the_sdks_oauth_client_signs_in_and_searches(
+        tunneled: dict[str, Any]) -> None:
+    """The SDK's own OAuth client, as a remote app runs it: discovery, registration, the
+    owner's approval, the token, a search, all through the tunnel with the public Host."""
+    found = sdk_flow(tunneled, through=tunneled["through"],
+                     transport=ThroughTunnel(tunneled["base"]))
+    assert found["top"] == "Q3 budget review" and "plaud_people" in found["tools"]
+    assert found["tokens"] is not None and found["tokens"].refresh_token
+    status, rotated = token(tunneled, grant_type="refresh_token",
+                            client_id=found["client"].client_id,
+                            refresh_token=found["tokens"].refresh_token)
+    assert status == 200 and bearer({"url": f"{tunneled['base']}/mcp"},
+                                    rotated["access_token"]) == 200

@@ -1,7 +1,8 @@
 """A tunnel's local end, as cloudflared, ngrok and Tailscale Funnel are by default: every
 request reaches the server from loopback with the public Host it was sent to, and
-X-Forwarded-For / X-Forwarded-Proto saying who sent it and how. (TLS ends at the tunnel's
-edge; what the server sees is exactly this.)"""
+X-Forwarded-For / X-Forwarded-Proto saying who sent it and how; answers stream back as
+they come (an event stream stays open). (TLS ends at the tunnel's edge; what the server
+sees is exactly this.)"""
 
 from __future__ import annotations
 
@@ -29,16 +30,27 @@ def handler(backend_port: int, public_host: str) -> type[BaseHTTPRequestHandler]
             try:
                 upstream.request(self.command, self.path, body=body or None, headers=headers)
                 answer = upstream.getresponse()
-                data = answer.read()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in HOP and key.lower() != "content-length":
+                        self.send_header(key, value)
+                length = answer.getheader("Content-Length")
+                if length is not None:  # a whole answer
+                    data = answer.read()
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.send_header("Transfer-Encoding", "chunked")  # a stream, as it comes
+                self.end_headers()
+                while chunk := answer.read1(65536):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (OSError, http.client.HTTPException):
+                self.close_connection = True
             finally:
                 upstream.close()
-            self.send_response(answer.status)
-            for key, value in answer.getheaders():
-                if key.lower() not in HOP and key.lower() != "content-length":
-                    self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
         do_GET = do_POST = do_DELETE = _forward
 
