@@ -5,8 +5,9 @@ client, as today), and N stdio entries that forward to the shared server.
     python bench/http_clients.py [--clients 1,5,20] [--queries 20] [--json]
 
 The bundled sample is indexed once with the real model. For each N, N MCP sessions run at
-the same time, each asking ``--queries`` searches one after another (after one warm-up
-search); every search is timed from the client. Memory is each server process's peak RSS
+the same time, each asking ``--queries`` searches one after another (each session warmed
+up by one search first); every search is timed from the client, and searches per second
+are all of them over the time from the first start to the last answer. Memory is each server process's peak RSS
 (VmHWM), summed over the processes that serve the N clients: the one HTTP server, the N
 stdio servers, or the shared server plus the N forwarders.
 """
@@ -66,7 +67,6 @@ def children(name: bytes) -> list[int]:
 
 
 async def one_client(session: Any, queries: int, times: list[float]) -> None:
-    await session.call_tool("plaud_search", {"query": "warm-up"})
     for k in range(queries):
         started = time.perf_counter()
         result = await session.call_tool("plaud_search", {"query": QUERIES[k % len(QUERIES)]})
@@ -84,10 +84,13 @@ async def run_clients(n: int, queries: int, connect: Any) -> list[float]:
             read, write = await stack.enter_async_context(connect())
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
+            await session.call_tool("plaud_search", {"query": "warm-up"})
             sessions.append(session)
+        started = time.perf_counter()
         async with anyio.create_task_group() as tasks:
             for session in sessions:
                 tasks.start_soon(one_client, session, queries, times)
+        run_clients.wall_s = time.perf_counter() - started  # type: ignore[attr-defined]
         # while the sessions are open: the processes that serve them (not the shared one)
         run_clients.memory_kb = sum(peak_kb(pid) for pid in children(b"plaud_index"))  # type: ignore[attr-defined]
     return times
@@ -130,9 +133,14 @@ def wait_for_server(record: Path, server: subprocess.Popen[bytes]) -> None:
 
 
 def summary(times: list[float], memory_kb: int) -> dict[str, float]:
+    """The searches' p50 and p95 (each timed from its client), searches per second over
+    the time all the clients searched together (warm-ups aside), and the peak memory."""
     ordered = sorted(times)
+    wall = run_clients.wall_s  # type: ignore[attr-defined]
+    assert wall > 0
     return {"p50_ms": round(statistics.median(ordered), 2),
             "p95_ms": round(ordered[int(len(ordered) * 0.95) - 1], 2),
+            "per_s": round(len(times) / wall, 1),
             "memory_mb": round(memory_kb / 1024, 1), "searches": len(times)}
 
 
@@ -140,18 +148,25 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", default="1,5,20")
     ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--setups", default="stdio,http,forwarded",
+                    help="which of stdio, http, forwarded to run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    setups = set(args.setups.split(","))
     home = Path(tempfile.mkdtemp(prefix="plaud-http-bench-")) / "home"
     env = {**os.environ, "PLAUD_INDEX_HOME": str(home), "PLAUD_CLIENT": "mock"}
     env.pop("PLAUD_EMBEDDER", None)
     subprocess.run([sys.executable, "-m", "plaud_index", "indexer", "--once"], check=True,
                    capture_output=True, cwd=REPO, env=env, timeout=600)
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"machine": {"cores": os.cpu_count(),
+                                       "load_before": round(os.getloadavg()[0], 2)}}
     for n in (int(x) for x in args.clients.split(",")):
-        times = anyio.run(run_clients, n, args.queries,
-                          stdio_connect({**env, "PLAUD_INDEX_NO_FORWARD": "1"}))
-        out[f"stdio_{n}"] = summary(times, run_clients.memory_kb)  # type: ignore[attr-defined]
+        if "stdio" in setups:
+            times = anyio.run(run_clients, n, args.queries,
+                              stdio_connect({**env, "PLAUD_INDEX_NO_FORWARD": "1"}))
+            out[f"stdio_{n}"] = summary(times, run_clients.memory_kb)  # type: ignore[attr-defined]
+        if not setups & {"http", "forwarded"}:
+            continue
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "plaud_index", "serve", "--http",
                                    "--port", str(port)], cwd=REPO, env=env,
@@ -159,21 +174,27 @@ def main() -> int:
         try:  # a failure must not leave the server running
             wait_for_server(home / "http-server.json", server)
             token = (home / "http-token").read_text().strip()
-            times = anyio.run(run_clients, n, args.queries,
-                              http_connect(f"http://127.0.0.1:{port}/mcp", token))
-            out[f"http_{n}"] = summary(times, peak_kb(server.pid))
-            times = anyio.run(run_clients, n, args.queries, stdio_connect(env))  # forwarding
-            forwarders = run_clients.memory_kb  # type: ignore[attr-defined]
-            out[f"forwarded_{n}"] = summary(times, forwarders + peak_kb(server.pid))
+            if "http" in setups:
+                times = anyio.run(run_clients, n, args.queries,
+                                  http_connect(f"http://127.0.0.1:{port}/mcp", token))
+                out[f"http_{n}"] = summary(times, peak_kb(server.pid))
+            if "forwarded" in setups:
+                times = anyio.run(run_clients, n, args.queries, stdio_connect(env))
+                forwarders = run_clients.memory_kb  # type: ignore[attr-defined]
+                out[f"forwarded_{n}"] = summary(times, forwarders + peak_kb(server.pid))
         finally:
             server.terminate()
             server.wait(30)
+    out["machine"]["load_after"] = round(os.getloadavg()[0], 2)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
-        print(f"{'setup':14s} {'p50 ms':>8s} {'p95 ms':>8s} {'memory MB':>10s}")
+        machine = out.pop("machine")
+        print(f"{machine['cores']} cores, load {machine['load_before']} before, "
+              f"{machine['load_after']} after")
+        print(f"{'setup':14s} {'p50 ms':>8s} {'p95 ms':>8s} {'per s':>8s} {'memory MB':>10s}")
         for name, row in out.items():
-            print(f"{name:14s} {row['p50_ms']:8.2f} {row['p95_ms']:8.2f} "
+            print(f"{name:14s} {row['p50_ms']:8.2f} {row['p95_ms']:8.2f} {row['per_s']:8.1f} "
                   f"{row['memory_mb']:10.1f}")
     return 0
 

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -72,17 +73,20 @@ class Browser:
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return dict(json.loads(raw))
 
-    def open(self, url: str, settle_s: float = 1.0) -> None:
-        """Go to ``url`` and wait until it (and what it loads or submits) has loaded."""
+    def open(self, url: str) -> None:
+        """Go to ``url`` and wait until it has loaded (what it then submits or frames is
+        waited for with ``until``)."""
         self.call("Page.navigate", session=True, url=url)
-        self.settle(settle_s)
+        self.until(lambda: self.evaluate("document.readyState") == "complete")
 
-    def settle(self, seconds: float) -> None:
-        """Let the page run (a form it submits, a frame it loads): collect what it said."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+    def until(self, done: Callable[[], bool], timeout_s: float = 60.0) -> None:
+        """Let the pages run (a form they submit, a frame they load), collecting what they
+        say, until ``done`` holds: never a fixed wait a busy machine could outrun."""
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            assert time.monotonic() < deadline, self.events[-5:]
             self.call("Runtime.evaluate", session=True, expression="1")
-            time.sleep(0.1)
+            time.sleep(0.05)
 
     def evaluate(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", session=True, expression=expression,

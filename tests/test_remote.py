@@ -23,30 +23,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx2 as httpx
 import pytest
 from helpers import http_server
 from mcp.shared.auth import OAuthClientInformationFull
+from oauth_client import (
+    REDIRECT,
+    Memory,
+    approve_at_the_machine,
+    bearer,
+    oauth_client,
+    request,
+    search,
+    token,
+    two_free_ports,
+)
+from tunnel import PUBLIC, ThroughTunnel
 
 REPO = Path(__file__).resolve().parent.parent
-REDIRECT = "http://127.0.0.1:9/callback"
-
-
-def two_free_ports() -> int:
-    import socket
-
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-            with socket.socket() as b:
-                try:
-                    b.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-                return int(port)
-    raise RuntimeError("no two free ports in a row")
 
 
 @pytest.fixture(scope="module")
@@ -59,22 +52,6 @@ def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     with http_server(tmp_path_factory.mktemp("remote"), port, "--public-url", base) as server:
         yield {**server, "base": base, "url": f"{base}/mcp",
                "admin": f"http://127.0.0.1:{port + 1}"}
-
-
-def request(url: str, data: dict[str, str] | bytes | None = None,
-            headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
-    """One request, redirects not followed (a browser's first hop)."""
-    class Stay(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
-
-    body = urllib.parse.urlencode(data).encode() if isinstance(data, dict) else data
-    req = urllib.request.Request(url, data=body, headers=headers or {})
-    try:
-        with urllib.request.build_opener(Stay).open(req, timeout=30) as answer:
-            return answer.status, dict(answer.headers), answer.read().decode()
-    except urllib.error.HTTPError as other:
-        return other.code, dict(other.headers), other.read().decode()
 
 
 def owner_sees(log: Path, after: int) -> tuple[str, str]:
@@ -91,16 +68,6 @@ def owner_sees(log: Path, after: int) -> tuple[str, str]:
     raise AssertionError(log.read_text()[-2000:])
 
 
-def approve_at_the_machine(link: str) -> None:
-    status, _, page = request(link)
-    assert status == 200 and "Approve" in page
-    nonce = re.search(r"name=nonce value=([\w-]+)", page)
-    assert nonce is not None
-    assert request(link, {"nonce": "forged", "decision": "approve"})[0] == 403
-    status, _, page = request(link, {"nonce": nonce.group(1), "decision": "approve"})
-    assert status == 200 and "You approved" in page
-
-
 @pytest.fixture(scope="module")
 def sdk_approved(remote: dict[str, Any]) -> dict[str, Any]:
     return sdk_flow(remote)
@@ -108,76 +75,17 @@ def sdk_approved(remote: dict[str, Any]) -> dict[str, Any]:
 
 def sdk_flow(remote: dict[str, Any], through: Any = None, transport: Any = None
              ) -> dict[str, Any]:
-    """The SDK's OAuth client through the whole flow (each step checked on the way): its
-    client, its tokens, what it listed and found, and what --list-clients said after.
-    ``through`` maps a public URL to where the browser reaches it, ``transport`` carries
-    the client's own requests there (a tunnel's two sides)."""
-    via = through or (lambda url: url)
-    from mcp import ClientSession
-    from mcp.client.auth import OAuthClientProvider
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthToken
-
-    class Memory:
-        tokens: OAuthToken | None = None
-        client: Any = None
-
-        async def get_tokens(self) -> OAuthToken | None:
-            return self.tokens
-
-        async def set_tokens(self, tokens: OAuthToken) -> None:
-            self.tokens = tokens
-
-        async def get_client_info(self) -> Any:
-            return self.client
-
-        async def set_client_info(self, info: Any) -> None:
-            self.client = info
-
-    storage, seen = Memory(), {}
+    """The SDK's OAuth client through the whole flow (``oauth_client``): its client, its
+    tokens, what it listed and found, and what --list-clients said after."""
+    storage = Memory()
     start = len(remote["log"].read_text())
 
-    async def browser_opens(url: str) -> None:
-        status, headers, _ = await anyio.to_thread.run_sync(request, via(url))
-        assert status == 302 and "/consent/" in headers["location"], (status, headers)
-        seen["consent"] = headers["location"]
+    def owner() -> None:
+        link, _ = owner_sees(remote["log"], start)
+        approve_at_the_machine(link)
 
-    async def browser_returns() -> AuthorizationCodeResult:
-        consent = via(seen["consent"])
-        status, _, page = await anyio.to_thread.run_sync(request, consent)
-        assert status == 200 and "waits for the owner" in page  # reaching it grants nothing
-        assert storage.tokens is None
-        link, _ = await anyio.to_thread.run_sync(owner_sees, remote["log"], start)
-        await anyio.to_thread.run_sync(approve_at_the_machine, link)
-        status, headers, _ = await anyio.to_thread.run_sync(request, consent)
-        assert status == 302 and headers["location"].startswith(REDIRECT)
-        query = urllib.parse.parse_qs(urllib.parse.urlparse(headers["location"]).query)
-        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
-
-    provider = OAuthClientProvider(
-        server_url=remote["url"], storage=storage, redirect_handler=browser_opens,
-        callback_handler=browser_returns,
-        client_metadata=OAuthClientMetadata(client_name="Remote test client",
-                                            redirect_uris=[REDIRECT],
-                                            grant_types=["authorization_code",
-                                                         "refresh_token"],
-                                            response_types=["code"],
-                                            token_endpoint_auth_method="none"))
-
-    async def session() -> tuple[list[str], str]:
-        client = create_mcp_http_client(auth=provider) if transport is None else \
-            httpx.AsyncClient(auth=provider, transport=transport, follow_redirects=True,
-                              timeout=httpx.Timeout(30, read=300))
-        async with client as http, \
-                streamable_http_client(remote["url"], http_client=http) as streams, \
-                ClientSession(streams[0], streams[1]) as client:
-            await client.initialize()
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
-            found = await client.call_tool("plaud_search", {"query": "Q3 budget decision"})
-            return tools, found.structured_content["results"][0]["title"]
-
-    tools, top = anyio.run(session)
+    provider = oauth_client(remote["url"], storage, owner, through or (lambda u: u))
+    tools, top = search(remote["url"], provider, transport)
     listed = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--list-clients",
                              "--json"], capture_output=True, text=True, cwd=REPO,
                             env=remote["env"], timeout=60)
@@ -192,15 +100,6 @@ def test_the_sdk_oauth_client_gets_a_token_only_after_the_owner_approves(
     assert tokens is not None and tokens.expires_in == 15 * 60
     named = [c for c in sdk_approved["listed"] if c["name"] == "Remote test client"]
     assert len(named) == 1 and named[0]["approved"]
-
-
-def bearer(remote: dict[str, Any], token: str) -> int:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}}).encode()
-    return request(remote["url"], body, {"Authorization": f"Bearer {token}",
-                                         "Content-Type": "application/json",
-                                         "Accept": "application/json, text/event-stream"})[0]
 
 
 def signed(remote: dict[str, Any], **claims: Any) -> str:
@@ -249,12 +148,6 @@ def authorize(remote: dict[str, Any], client_id: str, redirect: str = REDIRECT
         "response_type": "code", "client_id": client_id, "redirect_uri": redirect,
         "code_challenge": challenge, "code_challenge_method": "S256", "state": "s1",
         "resource": remote["url"]}))
-
-
-def token(remote: dict[str, Any], **form: str) -> tuple[int, dict[str, Any]]:
-    status, _, body = request(f"{remote['base']}/token", form,
-                              {"Content-Type": "application/x-www-form-urlencoded"})
-    return status, json.loads(body)
 
 
 def test_the_one_time_code_approves_and_replays_are_refused(remote: dict[str, Any]) -> None:
@@ -406,9 +299,6 @@ def test_a_revoked_client_loses_its_access(remote: dict[str, Any]) -> None:
     status, _ = token(remote, grant_type="refresh_token", client_id=client["client_id"],
                       refresh_token=pair["refresh_token"])
     assert status in (400, 401)
-
-
-PUBLIC = "plaud.example.ts.net"  # the tunnel's public name: cloudflared, ngrok or Funnel
 
 
 @pytest.fixture(scope="module")
@@ -563,8 +453,7 @@ def test_the_owner_approves_with_a_click_in_a_real_browser(pages: dict[str, Any]
     browser.open(link)
     assert "Approve" in browser.evaluate("document.body.innerText")
     browser.evaluate("document.querySelector('button[value=approve]').click()")
-    browser.settle(1.5)
-    assert "You approved" in browser.evaluate("document.body.innerText")
+    browser.until(lambda: "You approved" in str(browser.evaluate("document.body.innerText")))
     status, headers, _ = request(waiting)
     assert status == 302 and headers["location"].startswith(REDIRECT)
 
@@ -579,7 +468,8 @@ def test_a_form_posted_from_another_origin_grants_nothing(pages: dict[str, Any],
             '<input name=decision value=approve></form>'
             "<script>document.forms[0].submit()</script>")
     with another_site(form) as site:
-        browser.open(site, settle_s=2.0)
+        browser.open(site)
+        browser.until(lambda: any(url.startswith(link) for url, _, _ in browser.responses()))
     refused = [s for url, s, _ in browser.responses() if url.startswith(link)]
     assert refused == [403], browser.responses()
     assert request(waiting)[0] == 200  # still waiting for the owner
@@ -591,7 +481,8 @@ def test_the_pages_cannot_be_framed(pages: dict[str, Any], browser: Any, page: s
     waiting, link, _ = asking(remote, f"Framed {page}")
     target = link if page == "approval" else waiting
     with another_site(f'<iframe src="{target}"></iframe>') as site:
-        browser.open(site, settle_s=2.0)
+        browser.open(site)
+        browser.until(lambda: any("X-Frame-Options" in said for said in browser.said()))
     shown = [(url, s, h) for url, s, h in browser.responses() if url.startswith(target)]
     assert shown and all(h.get("x-frame-options", h.get("X-Frame-Options")) == "DENY"
                          for _, _, h in shown), shown
@@ -646,30 +537,12 @@ def test_behind_a_tunnel_strangers_cannot_throttle_the_owners_client_or_code(
     assert status == 302 and "code=" in approved["location"]  # the owner's code: never 429
 
 
-class ThroughTunnel(httpx.AsyncBaseTransport):
-    """A remote client's network: what it sends to the public https address arrives at the
-    tunnel's local end (TLS ends at the tunnel's edge)."""
-
-    def __init__(self, entry: str) -> None:
-        self.entry = urllib.parse.urlparse(entry)
-        self.inner = httpx.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.host == PUBLIC:
-            request.url = request.url.copy_with(scheme="http", host=self.entry.hostname,
-                                                port=self.entry.port)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 def test_behind_a_tunnel_the_sdks_oauth_client_signs_in_and_searches(
         tunneled: dict[str, Any]) -> None:
     """The SDK's own OAuth client, as a remote app runs it: discovery, registration, the
     owner's approval, the token, a search, all through the tunnel with the public Host."""
     found = sdk_flow(tunneled, through=tunneled["through"],
-                     transport=ThroughTunnel(tunneled["base"]))
+                     transport=ThroughTunnel(PUBLIC, tunneled["base"]))
     assert found["top"] == "Q3 budget review" and "plaud_people" in found["tools"]
     assert found["tokens"] is not None and found["tokens"].refresh_token
     status, rotated = token(tunneled, grant_type="refresh_token",

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import http.client
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx2 as httpx
+
+PUBLIC = "plaud.example.ts.net"  # a tunnel's public name: cloudflared, ngrok or Funnel
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
        "proxy-authorization", "proxy-authenticate", "host"}
 
@@ -71,3 +75,21 @@ def tunnel(backend_port: int, public_host: str) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class ThroughTunnel(httpx.AsyncBaseTransport):
+    """A remote client's network: what it sends to the public https address arrives at the
+    tunnel's local end (TLS ends at the tunnel's edge)."""
+
+    def __init__(self, public_host: str, entry: str) -> None:
+        self.public_host, self.entry = public_host, urllib.parse.urlparse(entry)
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == self.public_host:
+            request.url = request.url.copy_with(scheme="http", host=self.entry.hostname,
+                                                port=self.entry.port)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

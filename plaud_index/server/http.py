@@ -21,8 +21,10 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 import uvicorn
@@ -30,9 +32,11 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, Re
 from mcp.server.transport_security import TransportSecuritySettings
 
 from .. import __version__
+from ..answers import Answers
 from ..config import HTTP_PORT, Config
 from ..errors import ConfigError
 from ..fsio import read_state_file, write_json_atomic
+from .account import Account
 from .app import build_server, server_process, warm_up
 from .client_documents import advertised
 from .connections import BoundedH11
@@ -77,13 +81,49 @@ def check_public_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def announce(admin: str) -> Any:
+def announce(admin: str) -> Callable[[Pending], None]:
     def say(pending: Pending) -> None:
         log.warning("%r asks to use this server. Approve it on this machine: %s/approve/%s "
                     "- or, from where you are, type the one-time code %s on the page it "
                     "opened. (It expires in 10 minutes; nothing is granted until then.)",
                     pending.client_name, admin, pending.ident, spaced(pending.code))
     return say
+
+
+@dataclass(frozen=True)
+class Remote:
+    """Remote mode (``--public-url``): the public origin a tunnel serves, the authority
+    that registers clients and issues their tokens, and the owner's approval page on the
+    next loopback port (which no tunnel forwards)."""
+    base: str
+    authority: RemoteAuthority
+    approval_port: int
+
+    @classmethod
+    def of(cls, home: Path, public_url: str, port: int, token: str) -> Remote:
+        base = check_public_url(public_url)
+        admin = f"http://127.0.0.1:{port + 1}"
+        return cls(base, RemoteAuthority(home, base, announce(admin), token), port + 1)
+
+    def auth_settings(self) -> AuthSettings:
+        # (validated from text: the issuer keeps its empty path, "https://host" and not
+        # "https://host/", as RFC 8414 compares it character for character)
+        return AuthSettings.model_validate({
+            "issuer_url": self.base, "resource_server_url": f"{self.base}/mcp",
+            "validate_token_resource": True,
+            "client_registration_options": ClientRegistrationOptions(enabled=True),
+            "revocation_options": RevocationOptions(enabled=True)})
+
+    def public_origin(self) -> tuple[str, str]:
+        """The Host and Origin a request through the tunnel carries."""
+        public = urlparse(self.base)
+        return public.netloc, f"{public.scheme}://{public.netloc}"
+
+    def approval_server(self) -> uvicorn.Server:
+        hosts, origins = origins_of("127.0.0.1", self.approval_port)
+        approval = Guard(consent_app(self.authority), hosts=hosts, origins=origins,
+                         verify=_never)
+        return _uvicorn(approval, "127.0.0.1", self.approval_port, lifespan="off")
 
 
 def check_host(host: str) -> str:
@@ -121,58 +161,55 @@ def check_free(config: Config, host: str, port: int, token: str) -> None:
 def serve_http(config: Config, port: int = HTTP_PORT, host: str = "127.0.0.1",
                public_url: str | None = None) -> int:
     host = check_host(host)
-    check_free(config, host, port, local_token(config.home))
+    token = local_token(config.home)
+    check_free(config, host, port, token)
     if host not in LOOPBACK:
         log.warning("Listening on %s: other machines can reach this server (the bearer token "
                     "still guards it)", host)
-    token = local_token(config.home)
-    base = check_public_url(public_url) if public_url else f"http://127.0.0.1:{port}"
+    remote = Remote.of(config.home, public_url, port, token) if public_url else None
     answers, account = server_process(config, started_by="server")
-    authority = None
-    if public_url:
-        admin = f"http://127.0.0.1:{port + 1}"
-        authority = RemoteAuthority(config.home, base, announce(admin), token)
-    verifier = Verifier(token, authority)
-    # (validated from text: the issuer keeps its empty path, "https://host" and not
-    # "https://host/", as RFC 8414 compares it character for character)
-    auth = AuthSettings.model_validate({
-        "issuer_url": base, "resource_server_url": f"{base}/mcp",
-        "validate_token_resource": True,
-        "client_registration_options": ClientRegistrationOptions(enabled=True),
-        "revocation_options": RevocationOptions(enabled=True)}) if authority else None
-    server = build_server(answers, account, auth=auth, provider=authority)
-    if authority is not None:
-        add_public_routes(server, authority)
+    app = http_app(answers, account, host, port, token, remote)
+    warm_up(answers)
+    log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
+             f"http://{host}:{port}", f" (public: {remote.base}/mcp)" if remote else "")
+    # SIGTERM (launchd, systemd, kill) ends the process like Ctrl-C, through the cleanup:
+    # uvicorn re-raises the signal it caught once it has stopped, and with the default
+    # action nothing after that would run (the record of a server gone would stay behind).
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        return asyncio.run(serve_apps(config.home, listeners(app, host, port, remote), remote,
+                                      account.close))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        forget(config.home)
+
+
+def http_app(answers: Answers, account: Account, host: str, port: int, token: str,
+             remote: Remote | None) -> Guard:
+    """The MCP server over streamable HTTP behind its guard: the local token on loopback,
+    and with ``remote``, the OAuth authorization server and its public Host too."""
+    authority = remote.authority if remote else None
+    server = build_server(answers, account, auth=remote.auth_settings() if remote else None,
+                          provider=authority)
     hosts, origins = origins_of(host, port)
-    if public_url:
-        public = urlparse(base)
-        hosts.add(public.netloc)
-        origins.add(f"{public.scheme}://{public.netloc}")
+    if remote is not None:
+        add_public_routes(server, remote.authority)
+        public_host, public_origin = remote.public_origin()
+        hosts.add(public_host)
+        origins.add(public_origin)
     # One picture of who may be asked for: the SDK's own Host/Origin check gets the very
     # lists our guard holds (left to its default, it would allow loopback only and refuse
     # every request a tunnel forwards with the public Host).
     app = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=sorted(hosts),
         allowed_origins=sorted(origins)))
-    guarded = Guard(app, hosts=hosts, origins=origins, verify=verifier.accepts,
-                    resource_metadata=f"{base}/.well-known/oauth-protected-resource/mcp"
-                    if authority else None, limit=RateLimit(),
-                    prove=lambda nonce, port: proof(token, nonce, port),
-                    may_redirect=authority.may_redirect if authority else None,
-                    behind_tunnel=authority is not None,
-                    metadata=advertised if authority else None)
-    warm_up(answers)
-    log.info("plaud-index-mcp %s serving MCP over streamable HTTP at %s/mcp%s", __version__,
-             f"http://{host}:{port}", f" (public: {base}/mcp)" if public_url else "")
-    # SIGTERM (launchd, systemd, kill) ends the process like Ctrl-C, through the cleanup:
-    # uvicorn re-raises the signal it caught once it has stopped, and with the default
-    # action nothing after that would run (the record of a server gone would stay behind).
-    previous = signal.signal(signal.SIGTERM, _stop)
-    try:
-        return asyncio.run(_run(config, guarded, host, port, authority, base, account))
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        forget(config.home)
+    return Guard(app, hosts=hosts, origins=origins, verify=Verifier(token, authority).accepts,
+                 resource_metadata=f"{remote.base}/.well-known/oauth-protected-resource/mcp"
+                 if remote else None, limit=RateLimit(),
+                 prove=lambda nonce, port: proof(token, nonce, port),
+                 may_redirect=authority.may_redirect if authority else None,
+                 behind_tunnel=remote is not None,
+                 metadata=advertised if remote else None)
 
 
 def _stop(signum: int, frame: Any) -> None:
@@ -187,34 +224,42 @@ def forget(home: Path) -> None:
             record.unlink()
 
 
-async def _run(config: Config, app: Any, host: str, port: int,
-               authority: RemoteAuthority | None, base: str, account: Any) -> int:
-    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                             access_log=False, lifespan="on",
-                                             server_header=False, http=BoundedH11))]
-    if authority is not None:
-        hosts, origins = origins_of("127.0.0.1", port + 1)
-        approval = Guard(consent_app(authority), hosts=hosts, origins=origins,
-                         verify=_never)
-        servers.append(uvicorn.Server(uvicorn.Config(approval, host="127.0.0.1",
-                                                     port=port + 1, log_level="warning",
-                                                     access_log=False, lifespan="off",
-                                                     server_header=False, http=BoundedH11)))
-    record = config.home / RUNNING
+def _uvicorn(app: Any, host: str, port: int,
+             lifespan: Literal["on", "off"]) -> uvicorn.Server:
+    return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                         access_log=False, lifespan=lifespan,
+                                         server_header=False, http=BoundedH11))
+
+
+def listeners(app: Guard, host: str, port: int, remote: Remote | None
+              ) -> list[uvicorn.Server]:
+    """The MCP server's listener, and with ``remote`` the approval page's."""
+    servers = [_uvicorn(app, host, port, lifespan="on")]
+    if remote is not None:
+        servers.append(remote.approval_server())
+    return servers
+
+
+async def serve_apps(home: Path, servers: list[uvicorn.Server], remote: Remote | None,
+                     close: Callable[[], None]) -> int:
+    """Serve until stopped (``should_exit``); the record of where the MCP server serves
+    written once every listener listens, removed when they stop."""
     tasks = [asyncio.create_task(s.serve()) for s in servers]
     while not all(s.started for s in servers) and not any(t.done() for t in tasks):
         await asyncio.sleep(0.05)
     if all(s.started for s in servers):
-        write_json_atomic(record, {"pid": os.getpid(), "url": f"http://{host}:{port}/mcp",
-                                   "public": f"{base}/mcp" if authority else None,
-                                   "version": __version__, "started": time.time()})
+        main = servers[0].config
+        write_json_atomic(home / RUNNING, {
+            "pid": os.getpid(), "url": f"http://{main.host}:{main.port}/mcp",
+            "public": f"{remote.base}/mcp" if remote else None, "version": __version__,
+            "started": time.time()})
     try:
         await asyncio.gather(*tasks)
     finally:
         for s in servers:
             s.should_exit = True
-        forget(config.home)
-        account.close()
+        forget(home)
+        close()
     return 0 if all(s.started for s in servers) else 1
 
 
