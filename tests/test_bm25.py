@@ -75,3 +75,13 @@ def test_present_terms_are_the_terms_of_the_rows_the_mask_keeps(words: list[list
     expected = {t for t in terms for i, text in enumerate(texts)
                 if live[i] and t in tokenize(text)}
     assert present_terms(segments, terms, live) == expected
+
+
+def test_a_term_longer_than_every_indexed_term_is_no_match_of_its_prefix() -> None:
+    """The lookup searches with the term in the array's own width (not a copy of the
+    array per lookup): a longer term must not be cut down to one that is there."""
+    postings = build_postings(["the budget", "a budget review"])
+    assert postings.terms.dtype.itemsize // 4 == len("budget")
+    assert len(postings.lookup("budget")[0]) == 2
+    assert len(postings.lookup("budgetary")[0]) == 0
+    assert len(postings.lookup("budge")[0]) == 0

@@ -22,6 +22,7 @@ import numpy as np
 from ..chunker import MAX_TOKENS
 from ..errors import ModelUnavailableError
 from .specs import ModelSpec
+from .together import Together
 
 if TYPE_CHECKING:
     from .files import ModelFiles
@@ -164,6 +165,7 @@ class OnnxEmbedder:
         self._counter.no_padding()
         self._counter.no_truncation()
         self._inputs = {i.name for i in self._session.get_inputs()}
+        self._queries: Together[Any] = Together(self._run)
         width = self._session.get_outputs()[0].shape[-1]
         dim = width if isinstance(width, int) else self.spec.dim
         if dim is None:
@@ -180,10 +182,9 @@ class OnnxEmbedder:
         return self._embed([self.spec.passage_prefix + t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        """One text, the shortest path: no batch to sort or pad (every search pays this)."""
-        encoding = self._tokenizer.encode(self.spec.query_prefix + text)
-        vector: np.ndarray = self._run([encoding])[0]
-        return vector
+        """One text, the shortest path: no batch to sort or pad (every search pays this);
+        queries of searches running at the same time share one run (``together``)."""
+        return self._queries.embed(self._tokenizer.encode(self.spec.query_prefix + text))
 
     def embed_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
         """``embed`` one model run at a time: the rows of ``texts`` each run embedded and
@@ -206,7 +207,7 @@ class OnnxEmbedder:
             rows = [order[i] for i in batch]
             yield rows, self._run([encodings[i] for i in rows])
 
-    def _run(self, encodings: list) -> np.ndarray:  # type: ignore[type-arg]
+    def _run(self, encodings: Sequence[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)

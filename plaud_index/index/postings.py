@@ -43,7 +43,10 @@ class Postings:
 
     def lookup(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         try:
-            i = int(np.searchsorted(self.terms, term))
+            key = self._key(term)
+            if key is None:
+                return _EMPTY_I, _EMPTY_F
+            i = int(np.searchsorted(self.terms, key))
             if i >= len(self.terms) or self.terms[i] != term:
                 return _EMPTY_I, _EMPTY_F
             lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
@@ -55,6 +58,15 @@ class Postings:
         if len(rows) and not (int(rows[0]) >= 0 and int(rows[-1]) < len(self.doclen)):
             raise self._damaged(f"the postings of {term!r} point at rows that do not exist")
         return rows, tfs
+
+    def _key(self, term: str) -> np.ndarray | None:
+        """``term`` as an element of ``terms``' own type (``None``: longer than any term
+        there). Searched for as a bare ``str``, numpy would first copy the whole sorted
+        array to a common width: 80 us a lookup at 20,000 terms instead of 1."""
+        dtype = self.terms.dtype
+        if dtype.kind == "U" and len(term) > dtype.itemsize // 4:
+            return None
+        return np.array(term, dtype=dtype)
 
     def _damaged(self, why: str) -> IndexCorruptError:
         return IndexCorruptError(f"The index file {self.label} is damaged ({why}); the "

@@ -163,8 +163,11 @@ def load_segment(directory: Path, entry: SegmentEntry, deep: bool = True) -> Seg
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise damaged(head_path, f"{type(exc).__name__}: {exc}") from exc
-    arrays = {s: map_npy(Path(f"{path}{s}")) for s in (VECTORS, ROWS, SPEAKERS, TERMS,
-                                                          TERM_OFFSETS, POSTINGS)}
+    # still mapped, but as plain arrays: ``np.memmap`` runs Python hooks on every index
+    # and slice, and a search takes a few hundred (its keyword lookups were a sixth of the
+    # shared server's CPU under 20 clients; bench/http_clients.py)
+    arrays = {s: map_npy(Path(f"{path}{s}")).view(np.ndarray)
+              for s in (VECTORS, ROWS, SPEAKERS, TERMS, TERM_OFFSETS, POSTINGS)}
     text = map_bytes(Path(f"{path}{CHUNKS}"))
     _check_shapes(path, arrays, entry.rows, len(speakers))
     rows, post = arrays[ROWS], arrays[POSTINGS]
