@@ -41,7 +41,7 @@ alias_moved_modules()
 from plaud_index.config import build_config  # noqa: E402
 from plaud_index.plaud import PlaudSource  # noqa: E402
 from plaud_index.plaud.mock import MockClient  # noqa: E402
-from plaud_index.render import render_search  # noqa: E402
+from plaud_index.render.answers import render_search  # noqa: E402
 from plaud_index.search.rank import make_request  # noqa: E402
 from plaud_index.sync.indexer import Indexer  # noqa: E402
 

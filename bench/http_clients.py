@@ -7,9 +7,9 @@ client, as today), and N stdio entries that forward to the shared server.
 The bundled sample is indexed once with the real model. For each N, N MCP sessions run at
 the same time, each asking ``--queries`` searches one after another (each session warmed
 up by one search first); every search is timed from the client, and searches per second
-are all of them over the time from the first start to the last answer. Memory is each server process's peak RSS
-(VmHWM), summed over the processes that serve the N clients: the one HTTP server, the N
-stdio servers, or the shared server plus the N forwarders.
+are all of them over the time from the first start to the last answer. Memory is each
+server process's peak RSS (VmHWM), summed over the processes that serve the N clients:
+the one HTTP server, the N stdio servers, or the shared server plus the N forwarders.
 """
 
 from __future__ import annotations

@@ -22,7 +22,17 @@ MOVED = {  # today's name: the name before the moves (7c4e3ec and earlier)
 }
 
 
+RENDER_MOVED = {  # today's name: the name before the renderers made one room (issue 52)
+    "plaud_index.render.answers": "plaud_index.render",
+    "plaud_index.render.reports": "plaud_index.render",
+    "plaud_index.render.reading": "plaud_index.render_reading",
+}
+
+
 def alias_moved_modules() -> None:
+    if importlib.util.find_spec("plaud_index.render_reading") is not None:
+        for new, old in RENDER_MOVED.items():
+            sys.modules.setdefault(new, importlib.import_module(old))
     if importlib.util.find_spec("plaud_index.embedding") is not None:
         return  # the layout these scripts are written for
     for new, old in MOVED.items():

@@ -23,8 +23,8 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "results", "reports", "search", "index.analyzer", "chunker",
-        "search.rank", "render",
-        "setup.health", "redact", "render_reading", "sync.progress", "search.snippets", "clock",
+        "search.rank", "render", "render.answers", "render.reports", "render.reading",
+        "setup.health", "redact", "sync.progress", "search.snippets", "clock",
         "search.browse",
         "search.transcript", "search.topk", "search.notes", "search.reading", "search.cursors",
         "search.moments", "search.collapse", "search.people", "cleaning", "intervals",
@@ -224,9 +224,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "answers": CORE | {"config", "sources", "embedding", "index", "search", "sync", "people"},
     "setup": CORE | {"config", "sources", "plaud", "embedding", "index", "mirror", "sync",
                      "answers", "render"},
-    "render_reading": CORE | {"render"},
-    "server": CORE | {"config", "search", "sync", "answers", "render", "plaud",
-               "render_reading"},  # never setup: its
+    "server": CORE | {"config", "search", "sync", "answers", "render", "plaud"},  # never setup: its
     # commands print, and stdout is the protocol
     "cli": {top(m) for m in MODULES} - {"__main__", "cli"},
     "__main__": {"cli", "server"},

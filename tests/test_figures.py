@@ -73,7 +73,7 @@ def test_a_stopped_first_sync_fails_doctor_and_status_gives_both_figures(
 
 
 def test_counts_are_said_in_the_right_number(config: Config) -> None:
-    from plaud_index.render import index_line
+    from plaud_index.render.answers import index_line
     from plaud_index.results import IndexInfo
 
     assert index_line(IndexInfo(1, 3, "2026-12-06T03:00:00+00:00", None)) == \

@@ -372,7 +372,7 @@ def test_an_index_refilled_from_nothing_answers_as_partial_until_the_fill_finish
 def test_listing_rows_without_a_usable_id_are_reported_and_status_prints(
         tmp_path: Path) -> None:
     from plaud_index.config import build_config
-    from plaud_index.render import render_status
+    from plaud_index.render.reports import render_status
 
     source = FakeSource(corpus(2))
     good = [{k: d.get(k) for k in ("id", "name", "created_at", "start_at", "duration")}

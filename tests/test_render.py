@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from plaud_index.render import printable, render_search
+from plaud_index.render.answers import printable, render_search
 from plaud_index.results import Hit, IndexInfo, Moment, SearchResult
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,8 +19,8 @@ from typing import TypeVar
 from ..answers import Answers
 from ..config import Config
 from ..errors import IndexNotReadyError, InvalidQueryError
-from ..render import render_list, render_recording, render_search
-from ..render_reading import render_named, render_notes, render_people, render_transcript
+from ..render.answers import render_list, render_recording, render_search
+from ..render.reading import render_named, render_notes, render_people, render_transcript
 from ..search.browse import make_list_request
 from ..search.notes import make_notes_request
 from ..search.people import make_people_request

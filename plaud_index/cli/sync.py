@@ -17,7 +17,8 @@ from typing import Any
 from ..answers import Answers, make_embedder
 from ..config import Config, interval_banner
 from ..errors import ConfigError, IndexBusyError
-from ..render import mirror_line, render_mirror_report, render_search, render_status
+from ..render.answers import render_search
+from ..render.reports import mirror_line, render_mirror_report, render_status
 from ..search.rank import make_request
 from ..setup.commands import show
 from ..setup.status import mirror_status, service_status

@@ -23,8 +23,8 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from ..answers import Answers
 from ..errors import IndexNotReadyError
-from ..render import render_list, render_recording, render_search
-from ..render_reading import render_named, render_notes, render_people, render_transcript
+from ..render.answers import render_list, render_recording, render_search
+from ..render.reading import render_named, render_notes, render_people, render_transcript
 from ..results import (
     IndexInfo,
     NotesResult,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import Config
 from ..plaud import auth_status, sign_in, sign_out
-from ..render import render_auth, render_checks
+from ..render.reports import render_auth, render_checks
 from .agent import install, plan, uninstall
 from .doctor import run_checks
 

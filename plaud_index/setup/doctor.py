@@ -22,7 +22,7 @@ from ..config import Config, passthrough_env
 from ..errors import PlaudIndexError
 from ..intervals import format_interval
 from ..plaud import auth_status
-from ..render import mirror_line
+from ..render.reports import mirror_line
 from ..reports import Check
 from ..sources import folder_source
 from .agent import plan

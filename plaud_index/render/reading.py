@@ -1,12 +1,13 @@
 """The text rendering of what is read whole (a transcript page, AI notes) and of the
 people in the recordings. Pure.
 
-Every line passes through ``render.printable`` like the rest of the answers.
+Every line passes through ``answers.printable`` like the rest of the answers.
 """
 
 from __future__ import annotations
 
-from .render import (
+from ..results import NoteItem, NotesResult, PeopleList, SpeakerNamed, TranscriptPage
+from .answers import (
     in_folders,
     index_line,
     more_lines,
@@ -15,7 +16,6 @@ from .render import (
     today_lines,
     when,
 )
-from .results import NoteItem, NotesResult, PeopleList, SpeakerNamed, TranscriptPage
 
 _KINDS = {"highlight": "highlight", "mark": "your mark"}
 
