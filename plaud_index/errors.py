@@ -35,16 +35,8 @@ class IndexCorruptError(PlaudIndexError):
 
 
 class IndexNotReadyError(PlaudIndexError):
-    """There is no index to search yet. ``building``: a first sync is under way, so this is
-    a state to wait out (the MCP tools answer it normally), not something wrong;
-    ``signed_out``: nobody is signed in to Plaud, so nothing can be synced (the tools
-    answer with a sign-in link)."""
-
-    def __init__(self, message: str, *, building: bool = False,
-                 signed_out: bool = False) -> None:
-        super().__init__(message)
-        self.building = building
-        self.signed_out = signed_out
+    """There is no index to answer from yet (``answers.readiness.NotReadyYet`` carries the
+    typed state that says why)."""
 
 
 class IndexBusyError(PlaudIndexError):

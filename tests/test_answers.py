@@ -120,3 +120,74 @@ def test_an_answer_from_a_snapshot_older_than_the_last_commit_is_never_called_co
     info = service.readiness.freshness(snap, before)
     assert info.complete is False and info.progress is not None
     assert service.readiness.freshness(snap).complete is True  # read afresh, it is
+
+
+class Keeper:
+    """A keeper whose sync is whatever the test says (``sync.keeper.Keeper``'s shape)."""
+
+    def __init__(self, indexing: bool = False, failure: str | None = None,
+                 refuses: Exception | None = None) -> None:
+        self._indexing, self._failure, self.refuses = indexing, failure, refuses
+
+    def holder(self) -> dict[str, object] | None:
+        return {"pid": 1, "role": "sync"} if self._indexing else None
+
+    def indexing(self) -> bool:
+        return self._indexing
+
+    def failure(self) -> str | None:
+        return self._failure
+
+    def waits_for_first_commit(self) -> bool:
+        return False
+
+    def start_first_sync(self, wait: bool, needed: object, embedder: object) -> None:
+        if self.refuses is not None:
+            raise self.refuses
+
+    def keep_fresh(self, state: object, stale: object, current: object) -> bool:
+        return False
+
+    def upgrade(self, model: object) -> bool:
+        return False
+
+
+def test_readiness_says_its_state_typed_and_each_in_the_one_sentence_both_edges_give(
+        config: Config) -> None:
+    """Issue 52: a typed state, not an error with flags; the tools and the CLI both give
+    its ``message`` (tools: ``Reader.answer``; the CLI prints the ``NotReadyYet``)."""
+    import pytest
+
+    from plaud_index.answers import Answers
+    from plaud_index.answers.readiness import (
+        Building,
+        NeverSynced,
+        NotReadyYet,
+        Ready,
+        SignedOut,
+        SyncFailed,
+        Unavailable,
+    )
+    from plaud_index.errors import PlaudAuthError, StorageError
+
+    def check(keeper: Keeper) -> object:
+        return Answers.of(config, HashEmbedder(), keeper=keeper).readiness.check()
+
+    SyncStateStore(config.home).update(progress={"done": 2, "total": 30, "fetched": 2,
+                                                 "fetch_s": 10.0, "updated": time.time(),
+                                                 "started": time.time() - 60})
+    building = check(Keeper(indexing=True))
+    assert isinstance(building, Building) and "2 of 30" in building.doing
+    assert building.message.startswith("Plaud index not available yet: the first sync is ")
+    assert check(Keeper(failure="The disk is full: free some space")) == \
+        SyncFailed("The disk is full: free some space")
+    signed_out = check(Keeper(refuses=PlaudAuthError("Not signed in to Plaud: run login")))
+    assert signed_out == SignedOut("Not signed in to Plaud: run login")
+    assert isinstance(check(Keeper(refuses=StorageError("The disk is full"))), Unavailable)
+    assert check(Keeper()) == NeverSynced()
+    with pytest.raises(NotReadyYet) as caught:
+        Answers.of(config, HashEmbedder(), keeper=Keeper()).search.search(
+            make_request("budget"))
+    assert caught.value.state == NeverSynced() and str(caught.value) == NeverSynced().message
+    run_locked_cycle(config, HashEmbedder())
+    assert isinstance(check(Keeper()), Ready)

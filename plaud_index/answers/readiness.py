@@ -1,5 +1,13 @@
 """Is there an index to answer from, and how complete is it.
 
+``Readiness.check`` says it as a typed state: ``Ready`` (a snapshot and the sync state
+read before it), or why not yet: ``Building`` (a first sync under way, with its
+progress), ``SignedOut``, ``Unavailable`` (a source or storage problem), ``SyncFailed``
+(with its reason) or ``NeverSynced``. Each not-ready state carries the one sentence that
+says it (``message``), which the tools and the CLI both give. ``ready`` is the answers'
+shortcut: the snapshot, or ``NotReadyYet`` carrying the state up to the edge that turns
+it into an answer.
+
 A question on an index that is empty, or whose first sync never finished, asks the keeper
 it was handed (``sync.keeper``) to start that sync; a question on a stale one asks it to
 keep the index fresh. The keeper decides and does; this module only reads (the index, the
@@ -16,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from ..clock import UserZone, stamps
@@ -42,6 +50,79 @@ ASK_AGAIN_S = 15
 CONSISTENT_TRIES = 3  # reads of state, snapshot, state until no sync ended in between
 
 
+@dataclass(frozen=True)
+class Ready:
+    snapshot: Snapshot
+    state: SyncState  # read before the snapshot was opened (see the module's note)
+
+
+@dataclass(frozen=True)
+class Building:
+    """A first sync is under way: a state to wait out, not something wrong."""
+    doing: str  # "the first sync is starting", or how far it is
+    earlier_failure: str | None = None
+
+    @property
+    def message(self) -> str:
+        earlier = f" (the previous attempt failed: {self.earlier_failure})" \
+            if self.earlier_failure else ""
+        return (f"Plaud index not available yet: {self.doing}{earlier}. Nothing is "
+                "searchable until the first recordings are saved; ask again in "
+                f"{ASK_AGAIN_S} seconds.")
+
+
+@dataclass(frozen=True)
+class SignedOut:
+    """Nobody is signed in to Plaud, so nothing can be synced (the tools answer with a
+    sign-in link)."""
+    problem: str
+
+    @property
+    def message(self) -> str:
+        return f"Plaud index not available: {self.problem}"
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A source or storage problem keeps the first sync from starting."""
+    problem: str
+
+    @property
+    def message(self) -> str:
+        return f"Plaud index not available: {self.problem}"
+
+
+@dataclass(frozen=True)
+class SyncFailed:
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"Plaud index not available: the first sync failed: {self.reason}"
+
+
+@dataclass(frozen=True)
+class NeverSynced:
+    """No index, no sync running, none failed: nothing was ever set going."""
+
+    @property
+    def message(self) -> str:
+        return ("Plaud index not available. Start the indexer (plaud-index-mcp indexer) "
+                "after plaud-index-mcp login.")
+
+
+NotReady = Building | SignedOut | Unavailable | SyncFailed | NeverSynced
+NOT_READY = (Building, SignedOut, Unavailable, SyncFailed, NeverSynced)
+
+
+class NotReadyYet(IndexNotReadyError):
+    """``Readiness.ready`` found nothing to answer from: its ``state`` says why."""
+
+    def __init__(self, state: NotReady) -> None:
+        super().__init__(state.message)
+        self.state = state
+
+
 def _local(zone: UserZone, epoch: float | None) -> str | None:
     """An instant as the user's local ISO time, to the second."""
     if epoch is None:
@@ -62,9 +143,15 @@ class Readiness:
         self.clock = clock
 
     def ready(self) -> tuple[Snapshot, SyncState]:
-        """A populated snapshot and the sync state read before it was opened. Starts the
-        first sync (or a fresh one) when it is due; ``IndexNotReadyError`` when nothing can
-        be answered yet."""
+        """``check``'s snapshot and state, or ``NotReadyYet`` with why not."""
+        checked = self.check()
+        if isinstance(checked, Ready):
+            return checked.snapshot, checked.state
+        raise NotReadyYet(checked)
+
+    def check(self) -> Ready | NotReady:
+        """A populated snapshot and the sync state read before it was opened, or why there
+        is none yet. Starts the first sync (or a fresh one) when it is due."""
         problem: PlaudIndexError | None = None
         for _ in range(CONSISTENT_TRIES):
             before = self.state.read()
@@ -81,8 +168,8 @@ class Readiness:
             if self.state.read().complete == before.complete:
                 break  # no sync ended (or began) between the reads: they agree
         if snap is not None and snap.recordings:
-            return snap, before
-        raise self._not_ready(problem)
+            return Ready(snap, before)
+        return self._not_ready(problem)
 
     def _first_sync_needed(self) -> bool:
         snap = self.reader.snapshot()
@@ -104,28 +191,21 @@ class Readiness:
         return self.keeper.keep_fresh(state or self.state.read(), self._stale,
                                       self.state.read)
 
-    def _not_ready(self, problem: PlaudIndexError | None) -> IndexNotReadyError:
+    def _not_ready(self, problem: PlaudIndexError | None) -> NotReady:
+        if isinstance(problem, PlaudAuthError):
+            return SignedOut(str(problem))
         if problem is not None:
-            return IndexNotReadyError(f"Plaud index not available: {problem}",
-                                      signed_out=isinstance(problem, PlaudAuthError))
+            return Unavailable(str(problem))
         state = self.state.read()
         failed = state.last_error if state.last_success is None else None
         if self.keeper.indexing():
             progress = SyncProgress.from_state(state.progress)
-            doing = (f"the first sync is {progress.describe(self.clock())}" if progress else
-                     "the first sync is starting")
-            earlier = f" (the previous attempt failed: {failed})" if failed else ""
-            return IndexNotReadyError(f"Plaud index not available yet: {doing}{earlier}. "
-                                      "Nothing is searchable until the first recordings are "
-                                      f"saved; ask again in {ASK_AGAIN_S} seconds.",
-                                      building=True)
+            return Building(f"the first sync is {progress.describe(self.clock())}" if progress
+                            else "the first sync is starting", failed)
         why = self.keeper.failure()
         if why or failed:  # its own words first: a full disk leaves no state behind
-            return IndexNotReadyError(f"Plaud index not available: the first sync failed: "
-                                      f"{why or failed}")
-        return IndexNotReadyError(
-            "Plaud index not available. Start the indexer (plaud-index-mcp indexer) "
-            "after plaud-index-mcp login.")
+            return SyncFailed(str(why or failed))
+        return NeverSynced()
 
     def unknown(self, exc: UnknownRecordingError, snap: Snapshot, state: SyncState
                 ) -> UnknownRecordingError:

@@ -17,8 +17,9 @@ from dataclasses import asdict
 from typing import TypeVar
 
 from ..answers import Answers
+from ..answers.readiness import NotReadyYet, SyncFailed
 from ..config import Config
-from ..errors import IndexNotReadyError, InvalidQueryError
+from ..errors import InvalidQueryError
 from ..render.answers import render_list, render_recording, render_search
 from ..render.reading import render_named, render_notes, render_people, render_transcript
 from ..search.browse import make_list_request
@@ -88,16 +89,15 @@ def answer(config: Config, ask: Callable[[Answers], T]) -> T:
     answers = Answers.of(config, keeper=Keeper(config, sync))
     try:
         result = ask(answers)
-    except IndexNotReadyError:
+    except NotReadyYet:
         if sync.process is None and not sync.running(config):
             raise
         _wait_for_first_commit(answers, sync)  # (at once when the child already ended)
         try:
             result = ask(answers)
-        except IndexNotReadyError:
+        except NotReadyYet:
             if why := sync.failure(config):  # e.g. a full disk: no state could record it
-                raise IndexNotReadyError(f"Plaud index not available: the first sync failed: "
-                                         f"{why}") from None
+                raise NotReadyYet(SyncFailed(why)) from None
             raise
     if sync.process is not None:
         print(f"The first sync goes on in the background (pid {sync.process.pid}): "

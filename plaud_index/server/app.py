@@ -25,6 +25,7 @@ from mcp.types import Icon
 
 from .. import __version__
 from ..answers import Answers
+from ..answers.readiness import Ready
 from ..config import Config
 from ..errors import PlaudIndexError
 from ..sync.detached import DetachedSync
@@ -74,9 +75,12 @@ def server_process(config: Config, started_by: str = "server") -> tuple[Answers,
 
     def first_sync() -> None:
         try:
-            answers.readiness.ready()
-        except PlaudIndexError as exc:  # building (as it should), or what stops it
+            checked = answers.readiness.check()
+        except PlaudIndexError as exc:  # a damaged index: the next question says so
             log.info("After the sign-in: %s", exc)
+            return
+        if not isinstance(checked, Ready):  # building (as it should), or what stops it
+            log.info("After the sign-in: %s", checked.message)
 
     return answers, Account(config, first_sync)
 

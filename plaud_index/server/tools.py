@@ -22,7 +22,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 
 from ..answers import Answers
-from ..errors import IndexNotReadyError
+from ..answers.readiness import NOT_READY, Building, NotReady, NotReadyYet, SignedOut
+from ..redact import redact
 from ..render.answers import render_list, render_recording, render_search
 from ..render.reading import render_named, render_notes, render_people, render_transcript
 from ..results import (
@@ -82,23 +83,36 @@ class Reader:
 
     async def answer(self, ctx: Context[Any, Any], compute: Callable[[], R],
                      empty: Callable[[str, IndexInfo], R]) -> R:
-        try:
-            return await anyio.to_thread.run_sync(checked, compute)
-        except ToolError as error:
-            exc = error.__cause__
-            if not isinstance(exc, IndexNotReadyError):
-                raise
-            if exc.building:
-                return empty(str(exc), self.info())
-            if not exc.signed_out:
-                raise
-        result = await self.account.sign_in(ctx)
-        if result.signed_in:  # signed in a moment ago (another session): ask again
-            return await anyio.to_thread.run_sync(checked, compute)
-        return empty(result.note, self.info("not signed in to Plaud", result.sign_in_url))
+        """``compute``'s answer; before the index can answer, what the state calls for:
+        a first sync under way is a normal answer (``empty``, with its progress), nobody
+        signed in is the sign-in, anything else one line of what is wrong."""
+        outcome = await anyio.to_thread.run_sync(checked, or_not_ready(compute))
+        if isinstance(outcome, SignedOut):
+            signing = await self.account.sign_in(ctx)
+            if not signing.signed_in:
+                return empty(signing.note, self.info("not signed in to Plaud",
+                                                     signing.sign_in_url))
+            # signed in a moment ago (another session): ask again
+            outcome = await anyio.to_thread.run_sync(checked, or_not_ready(compute))
+        if isinstance(outcome, Building):
+            return empty(outcome.message, self.info())
+        if isinstance(outcome, NOT_READY):
+            raise ToolError(redact(outcome.message))
+        return outcome
 
     def today(self) -> Any:
         return self.answers.index.today()
+
+
+def or_not_ready(compute: Callable[[], R]) -> Callable[[], R | NotReady]:
+    """``compute``, or the state that keeps the index from answering yet (a state, not an
+    error: ``checked`` turns only what is wrong into a tool error)."""
+    def run() -> R | NotReady:
+        try:
+            return compute()
+        except NotReadyYet as not_yet:
+            return not_yet.state
+    return run
 
 
 def _opt(name: str, value: object) -> str | None:
