@@ -6,14 +6,9 @@ import sys
 
 
 def main() -> int:
-    from plaud_index.server.lifeline import relay_if_shared
+    from plaud_index.__main__ import main as run
 
-    shared = relay_if_shared(sys.argv[1:])
-    if shared is not None:
-        return shared
-    from plaud_index.cli import main as cli_main
-
-    return cli_main(sys.argv[1:])
+    return run(sys.argv[1:])
 
 
 def indexer_main() -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .clock import UTC, UserZone
 from .embedding.specs import DEFAULT_MODEL, POOLINGS
+from .home import Home
 from .intervals import DEFAULT_INTERVAL_MS, format_interval, resolve_interval
 from .plaud import (
     DEFAULT_WEB_BASE,
@@ -45,7 +46,6 @@ ENV_VARS = (
 )
 SECRET_ENV_VARS = frozenset({"PLAUD_API_TOKEN"})
 
-INDEX_DIR = "vector-index"  # under the home
 HTTP_PORT = 8788  # serve --http, and the client entries that point at it
 
 @dataclass(frozen=True)
@@ -76,19 +76,19 @@ class Config:
 
     @property
     def index_dir(self) -> Path:
-        return self.home / INDEX_DIR
+        return Home(self.home).index
 
     @property
     def models_dir(self) -> Path:
-        return self.home / "models"
+        return Home(self.home).models
 
     @property
     def lock_path(self) -> Path:
-        return self.home / "indexer.lock"
+        return Home(self.home).indexer_lock
 
     @property
     def config_path(self) -> Path:
-        return self.home / "config.json"
+        return Home(self.home).config
 
 
 def parse_config_file(text: str | None, label: str) -> dict[str, object]:
@@ -137,7 +137,7 @@ def without_placeholders(env: Mapping[str, str]) -> dict[str, str]:
 def build_config(env: Mapping[str, str], config_text: str | None) -> Config:
     env = without_placeholders(env)
     home = default_home(env)
-    label = str(home / "config.json")
+    label = str(Home(home).config)
     file_values = parse_config_file(config_text, label)
     interval_ms, source = resolve_interval(env, file_values, label)
     zone_setting = env.get("PLAUD_TIMEZONE") or file_values.get("timezone")

@@ -1,4 +1,5 @@
-"""Atomic writes, fsync and file locks: the one place the index, tokens and state write from.
+"""Atomic writes, fsync and file locks: the one place the index, tokens and state write from;
+and whether the process a record or a lock names is still alive (``process_alive``).
 
 A file is written beside its destination, fsynced, renamed over it with
 ``os.replace`` and its directory fsynced, so a reader or a crash sees the old
@@ -231,3 +232,17 @@ def raise_open_file_limit(wanted: int = OPEN_FILES) -> None:
     if soft != resource.RLIM_INFINITY and soft < target:
         with contextlib.suppress(ValueError, OSError):  # refused: the default applies
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def process_alive(pid: object) -> bool | None:
+    """Is ``pid`` (as a record or a lock's holder names it) a live process? ``None`` when
+    it is no pid at all."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's: alive
+        return True
+    return True

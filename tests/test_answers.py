@@ -155,7 +155,7 @@ class Keeper:
 def test_readiness_says_its_state_typed_and_each_in_the_one_sentence_both_edges_give(
         config: Config) -> None:
     """Issue 52: a typed state, not an error with flags; the tools and the CLI both give
-    its ``message`` (tools: ``Reader.answer``; the CLI prints the ``NotReadyYet``)."""
+    its ``message`` (tools: ``Answering.answer``; the CLI prints the ``NotReadyYet``)."""
     import pytest
 
     from plaud_index.answers import Answers

@@ -23,10 +23,10 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): ast.parse(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))}
 # Pure: no filesystem, network, subprocess, threads or clock; they import only pure modules.
 PURE = {"errors", "models", "results", "reports", "search", "index.analyzer", "chunker",
-        "search.rank", "render", "render.answers", "render.reports", "render.reading",
+        "search.rank", "render", "render.answers", "render.reports", "render.pages",
         "setup.health", "redact", "sync.progress", "search.snippets", "clock",
         "search.browse",
-        "search.transcript", "search.topk", "search.notes", "search.reading", "search.cursors",
+        "search.transcript", "search.topk", "search.notes", "search.pages", "search.cursors",
         "search.moments", "search.collapse", "search.people", "cleaning", "intervals",
         "index.speakers", "index.titles",
         "sync.policy", "sync.pace", "sync.recordings", "plaud.documents", "plaud.fields",
@@ -204,10 +204,10 @@ def top(module: str) -> str:
 # index → search) and the core below it, the two processes (sync, server) and the wiring
 # and edges above. Type-only imports count: a loop through hints is still a loop.
 CORE = {"errors", "models", "results", "reports", "clock", "zones", "fsio", "redact", "cleaning",
-        "procs", "intervals", "__init__"}
+        "intervals", "home", "__init__"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(), "models": set(), "results": set(), "reports": set(), "redact": set(),
-    "cleaning": set(), "procs": set(), "intervals": set(), "__init__": set(),
+    "cleaning": set(), "home": set(), "intervals": set(), "__init__": set(),
     "clock": {"results"}, "zones": {"clock"}, "fsio": {"errors"},
     "plaud": CORE, "folders": CORE, "chunker": CORE,
     "embedding": CORE | {"chunker", "index"},
@@ -309,3 +309,22 @@ def test_a_reading_module_reaching_for_the_lock_or_the_writer_is_caught() -> Non
     bad = ast.parse("from ..sync.lock import IndexerLock\nfrom ..index.writer import "
                     "open_writer\n")
     assert reads_only({"answers.bad": bad}) == {"answers.bad": ["index.writer", "sync.lock"]}
+
+
+def joins_onto_our_home(tree: ast.Module) -> list[int]:
+    """Lines that name a file of our home by hand: ``home / …`` or ``….home / …``."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and (
+                isinstance(node.left, ast.Name) and node.left.id == "home" or
+                isinstance(node.left, ast.Attribute) and node.left.attr == "home")]
+
+
+def test_one_home_names_every_file_of_it() -> None:
+    """Issue 52: about two dozen ``home / "…"`` sites named the home's files by hand, and
+    one re-typed "http-server.json". Now ``home.Home`` is the one list (the user's own
+    home, where client configs and launch agents live, is another folder)."""
+    users_home = {"home", "setup.clients", "setup.agent"}
+    by_hand = {name: lines for name, tree in MODULES.items()
+               if name not in users_home and (lines := joins_onto_our_home(tree))}
+    assert by_hand == {}
+    assert joins_onto_our_home(ast.parse("x = config.home / 'tokens.json'")) == [1]

@@ -21,10 +21,11 @@ from helpers import REPO, answers_of, write_corpus
 from plaud_index.config import Config, build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import IndexNotReadyError, UnknownRecordingError
+from plaud_index.home import Home
 from plaud_index.search.browse import ListRequest
 from plaud_index.search.rank import make_request
 from plaud_index.sync.cycles import run_locked_cycle
-from plaud_index.sync.detached import LOG, DetachedSync, sync_log_problem
+from plaud_index.sync.detached import DetachedSync, sync_log_problem
 from plaud_index.sync.lock import lock_holder
 from plaud_index.sync.state import SyncState, SyncStateStore
 
@@ -73,15 +74,15 @@ def test_a_log_that_links_to_a_users_file_is_never_written_through(
     home.mkdir()
     notes.write_text("my own notes\n")
     notes.chmod(0o644)
-    (home / LOG).symlink_to(notes)
+    Home(home).sync_log.symlink_to(notes)
     dangling = tmp_path / "elsewhere" / "made.log"
     config, started = mock_config(home, corpus), []
     assert DetachedSync("server", popen=spawner(home, corpus, started)).start(config)
     assert synced(config, started).last_success
     assert notes.read_text() == "my own notes\n" and notes.stat().st_mode & 0o777 == 0o644
     assert sync_log_problem(home) is not None and "a link" in str(sync_log_problem(home))
-    (home / LOG).unlink()
-    (home / LOG).symlink_to(dangling)
+    Home(home).sync_log.unlink()
+    Home(home).sync_log.symlink_to(dangling)
     SyncStateStore(home).update(last_success=None, progress={"done": 0, "total": 4})
     assert DetachedSync("server", popen=spawner(home, corpus, started)).start(config)
     synced(config, started)
@@ -95,7 +96,7 @@ def test_a_log_that_cannot_be_written_costs_the_log_never_the_answer(
     at once, and the sync runs where it can; status and doctor say the log is unusable."""
     home = tmp_path / "home"
     home.mkdir()
-    log = home / LOG
+    log = Home(home).sync_log
     if damage == "folder":
         log.mkdir()
     elif damage == "read-only file":
@@ -142,15 +143,15 @@ def test_the_log_keeps_every_runs_lines_and_rotates_by_size(
         SyncStateStore(home).update(last_success=None, progress={"done": 0, "total": 4})
         assert DetachedSync("server", popen=spawner(home, corpus, started)).start(config)
         synced(config, started)
-    text = (home / LOG).read_text()
+    text = Home(home).sync_log.read_text()
     assert text.count("a sync started by the server") == 2
-    assert (home / LOG).stat().st_mode & 0o777 == 0o600
+    assert Home(home).sync_log.stat().st_mode & 0o777 == 0o600
     monkeypatch.setattr(detached, "LOG_ROTATE_BYTES", len(text.encode()) - 1)
     SyncStateStore(home).update(last_success=None, progress={"done": 0, "total": 4})
     assert DetachedSync("server", popen=spawner(home, corpus, started)).start(config)
     synced(config, started)
-    assert (home / f"{LOG}.1").read_text() == text  # the earlier runs, whole
-    assert (home / LOG).read_text().count("a sync started by") == 1
+    assert Path(f"{Home(home).sync_log}.1").read_text() == text  # the earlier runs, whole
+    assert Home(home).sync_log.read_text().count("a sync started by") == 1
 
 
 # ------------------------------------------------------------------ one, whoever asks first
@@ -192,7 +193,7 @@ def test_three_cli_questions_at_once_start_one_sync_and_all_answer(
                              text=True) for _ in range(3)]
     outs = [p.communicate(timeout=180) for p in asks]
     assert all(p.returncode == 0 for p in asks), outs
-    assert (home / LOG).read_text().count("a sync started by the cli") == 1
+    assert Home(home).sync_log.read_text().count("a sync started by the cli") == 1
 
 
 class Finishing:
@@ -296,7 +297,7 @@ def test_an_id_not_yet_indexed_during_a_first_sync_says_the_index_is_partial(
         "done": 2, "total": 9, "updated": time.time(), "started": time.time() - 30})
     answers = answers_of(config, HashEmbedder())
     for ask in (lambda: answers.search.get("later-recording"),
-                lambda: answers.reading.transcript("later-recording")):
+                lambda: answers.pages.transcript("later-recording")):
         with pytest.raises(UnknownRecordingError, match=r"still partial .*may not be indexed "
                                                         r"yet; ask again in 15 seconds"):
             ask()
@@ -334,7 +335,7 @@ def test_a_server_keeps_a_stale_index_fresh_and_its_sync_outlives_the_session(
             break
         time.sleep(0.3)
     assert state.last_success and state.last_success > old, "no sync kept the index fresh"
-    log = (config.home / LOG).read_text()
+    log = Home(config.home).sync_log.read_text()
     assert log.count("a sync started by the server") == 1
     answers = answers_of(config, HashEmbedder())
     assert "m-new" in {r.file_id for r in answers.browse.list(ListRequest()).recordings}

@@ -17,9 +17,10 @@ from plaud_index.clock import UTC
 from plaud_index.config import build_config
 from plaud_index.embedding.embedder import HashEmbedder
 from plaud_index.errors import InvalidQueryError, UnknownRecordingError
+from plaud_index.home import Home
 from plaud_index.index.speakers import SpeakerNames
 from plaud_index.mirror import Mirror
-from plaud_index.people import NAMES_FILE, NameStore
+from plaud_index.people import NameStore
 from plaud_index.plaud.mock import to_detail
 from plaud_index.search.browse import make_list_request
 from plaud_index.search.notes import make_notes_request
@@ -129,9 +130,9 @@ def test_a_local_name_shows_in_search_the_filter_transcript_notes_list_and_peopl
     hits = answers.search.search(make_request("forecast", speaker="Marcus")).results
     assert [h.file_id for h in hits] == [BUDGET]
     assert all(m.speaker == "Marcus" for m in hits[0].moments)
-    page = answers.reading.transcript(BUDGET)
+    page = answers.pages.transcript(BUDGET)
     assert [u.speaker for u in page.utterances] == ["Ann", "Marcus", "Ann", "Marcus"]
-    items = answers.reading.notes(make_notes_request(file_id=BUDGET,
+    items = answers.pages.notes(make_notes_request(file_id=BUDGET,
                                                      section="action items"))
     owners = [i.owner for r in items.recordings for i in r.items]
     assert "Marcus" in owners and "Speaker 2" not in owners
@@ -148,7 +149,7 @@ def test_a_local_name_is_undone_by_label_or_by_name(answers: Answers) -> None:
     answers.naming.name(BUDGET, "Speaker 2", "Marcus")
     undone = answers.naming.name(BUDGET, "Marcus", None)
     assert (undone.name, undone.previous) == (None, "Marcus")
-    page = answers.reading.transcript(BUDGET)
+    page = answers.pages.transcript(BUDGET)
     assert "Marcus" not in {u.speaker for u in page.utterances}
     assert answers.search.search(make_request("forecast", speaker="Marcus")).results == ()
 
@@ -170,12 +171,12 @@ def test_a_local_name_survives_a_re_sync_and_a_rename_in_plaud_wins(
     again[0]["source_list"][0]["data_content"] = again[0]["source_list"][0][
         "data_content"].replace('"Then we cut', '"So then we cut')  # changed: re-indexed
     Indexer(FakeSource(again), HashEmbedder(), home, revalidate={BUDGET}).run_cycle()
-    assert "Marcus" in {u.speaker for u in answers.reading.transcript(BUDGET).utterances}
+    assert "Marcus" in {u.speaker for u in answers.pages.transcript(BUDGET).utterances}
     renamed = meetings()
     renamed[0]["source_list"][0]["data_content"] = renamed[0]["source_list"][0][
         "data_content"].replace('"speaker": "Speaker 2"', '"speaker": "Priya"')
     Indexer(FakeSource(renamed), HashEmbedder(), home, revalidate={BUDGET}).run_cycle()
-    speakers = {u.speaker for u in answers.reading.transcript(BUDGET).utterances}
+    speakers = {u.speaker for u in answers.pages.transcript(BUDGET).utterances}
     assert speakers == {"Ann", "Priya"}
     with pytest.raises(InvalidQueryError, match="renamed in Plaud"):
         answers.naming.name(BUDGET, "Speaker 2", "Marcus")
@@ -194,7 +195,7 @@ def test_two_processes_naming_at_once_lose_neither_name(home: Path) -> None:
                                     b'{"version": 99, "recordings": {}}'])
 def test_a_damaged_names_file_reads_as_no_names_and_the_next_naming_rewrites_it(
         answers: Answers, home: Path, damage: bytes) -> None:
-    (home / NAMES_FILE).write_bytes(damage)
+    Home(home).speaker_names.write_bytes(damage)
     assert answers.search.search(make_request("forecast")).results  # answers go on
     assert NameStore(home).names() == SpeakerNames()
     answers.naming.name(BUDGET, "Speaker 2", "Marcus")

@@ -171,16 +171,20 @@ def test_waiting_clients_are_capped_and_forgotten_after_a_day(
 
 
 def test_a_clients_used_refresh_tokens_are_its_last_few(clock: Clock) -> None:
-    from plaud_index.server.remote_ledger import USED_KEPT, Ledger, prune
+    from plaud_index.server.remote_ledger import (
+        USED_KEPT,
+        ClientRecord,
+        Ledger,
+        RefreshRecord,
+        prune,
+    )
 
-    ledger = Ledger({"c": {"approved": 1.0, "registered": 1.0}},
-                    {f"r{i}": {"cid": "c", "exp": clock.now + 99, "used": float(i + 1)}
-                     for i in range(50)} | {"live": {"cid": "c", "exp": clock.now + 99,
-                                                     "used": None},
-                                            "old": {"cid": "c", "exp": clock.now - 1,
-                                                    "used": None}})
+    ledger = Ledger({"c": ClientRecord({}, registered=1.0, approved=1.0)},
+                    {f"r{i}": RefreshRecord("c", clock.now + 99, [], used=float(i + 1))
+                     for i in range(50)} | {"live": RefreshRecord("c", clock.now + 99, []),
+                                            "old": RefreshRecord("c", clock.now - 1, [])})
     prune(ledger, clock.now)
-    used = sorted(k for k, v in ledger.refresh.items() if v["used"] is not None)
+    used = sorted(k for k, v in ledger.refresh.items() if v.used is not None)
     assert len(used) == USED_KEPT and "r49" in used and "r0" not in used
     assert "live" in ledger.refresh and "old" not in ledger.refresh
 
@@ -195,11 +199,11 @@ def test_list_clients_and_revoke_report_and_repair_a_ledger_that_cannot_be_read(
     import subprocess
     import sys
 
-    from plaud_index.server.remote_ledger import STATE_FILE
+    from plaud_index.home import Home
 
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
-    ledger = home / STATE_FILE
+    ledger = Home(home).remote_clients
     if damage == "oversized":
         with ledger.open("wb") as fh:
             fh.truncate(65 * 1024 * 1024)  # sparse: the size, not the disk
@@ -211,7 +215,7 @@ def test_list_clients_and_revoke_report_and_repair_a_ledger_that_cannot_be_read(
     assert listed.returncode == 0
     assert "could not be read" in listed.stderr and "set aside as" in listed.stderr
     assert listed.stdout.strip() == "No remote client is registered now."
-    assert not ledger.exists() and list(home.glob(f"{STATE_FILE}.damaged-*"))
+    assert not ledger.exists() and list(home.glob(f"{ledger.name}.damaged-*"))
     revoked = subprocess.run([sys.executable, "-m", "plaud_index", "serve", "--revoke", "x"],
                              capture_output=True, text=True, env=env, timeout=60)
     assert revoked.returncode == 1 and "No remote client 'x'" in revoked.stderr
@@ -289,7 +293,7 @@ def test_a_document_client_waits_for_the_owner_like_any_other(
                                 fetcher=lambda h, a, p, path: document())
     auth = RemoteAuthority(tmp_path, PUBLIC, told.append, "local-token" * 4, clock, documents)
     info = anyio.run(auth.get_client, DOC_URL)
-    assert info is not None and auth.ledger.clients[DOC_URL]["approved"] is None
+    assert info is not None and auth.ledger.clients[DOC_URL].approved is None
     params = AuthorizationParams(state="s", scopes=[], code_challenge="c" * 43,
                                  redirect_uri=AnyUrl("https://app.example/cb"),
                                  redirect_uri_provided_explicitly=True,
@@ -298,6 +302,38 @@ def test_a_document_client_waits_for_the_owner_like_any_other(
     assert not auth.may_redirect(DOC_URL, "https://app.example/cb?code=x")
     assert auth.try_code(told[0].ident, told[0].code).decision == "approved"
     assert auth.may_redirect(DOC_URL, "https://app.example/cb?code=x")
-    auth.ledger.clients[DOC_URL]["revoked"] = clock()
+    auth.ledger.clients[DOC_URL].revoked = clock()
     auth._save()
     assert anyio.run(auth.get_client, DOC_URL) is None
+
+
+def test_the_ledger_is_typed_versioned_records_and_reads_what_the_last_version_wrote(
+        tmp_path: Path, clock: Clock) -> None:
+    """Issue 52: the ledger was ``dict[str, Any]`` with keys like "cid", "exp", "used"."""
+    import json
+
+    from plaud_index.server.remote_ledger import (
+        VERSION,
+        ClientRecord,
+        Ledger,
+        RefreshRecord,
+        read_ledger,
+        write_ledger,
+    )
+
+    path = tmp_path / "remote-clients.json"
+    ledger = Ledger({"c": ClientRecord({"client_name": "Phone"}, 1.0, approved=2.0)},
+                    {"d": RefreshRecord("c", 99.0, ["s"], "https://x/mcp", used=3.0)})
+    write_ledger(path, ledger)
+    assert json.loads(path.read_text())["version"] == VERSION
+    assert read_ledger(path) == (ledger, None)
+    path.write_text(json.dumps({  # as the version before wrote it: no version, no flags
+        "clients": {"c": {"info": {"client_name": "Phone"}, "registered": 1,
+                          "approved": 2, "revoked": None}},
+        "refresh": {"d": {"cid": "c", "exp": 99, "scp": [], "aud": None, "used": None}}}))
+    old, problem = read_ledger(path)
+    assert problem is None and old.clients["c"].approved == 2.0 and not old.clients["c"].document
+    assert old.refresh["d"] == RefreshRecord("c", 99.0, [])
+    path.write_text(json.dumps({"clients": {"c": {"info": {}, "approved": "yes"}}}))
+    broken, problem = read_ledger(path, clock)
+    assert broken == Ledger() and problem is not None and "set aside" in problem

@@ -2,9 +2,9 @@
 
 ``Answers`` wires them for one process: the index as it reads it (``index``), whether it
 can answer and who builds it (``readiness``), and one small service per reading
-(``search``, ``browse``, ``reading``, ``people``), and the naming of a speaker on this
-machine (``naming``: the one thing a reading tool may write, the person's own names,
-never the index). Every answer is one of the types of ``results``.
+(``search``, ``browse``, ``pages``: a transcript or notes page by page, ``people``), and
+the naming of a speaker on this machine (``naming``: the one thing a reading tool may
+write, the person's own names, never the index). Every answer is one of the types of ``results``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from ..config import Config
 from ..embedding.embedder import Embedder
 from ..people import Naming
-from .browse import Browsing
 from .index import IndexReader, Keeping, make_embedder
+from .listing import Browsing
+from .pages import Pages
 from .people import People
 from .readiness import Readiness
-from .reading import Reading
-from .search import HEARD, Searching
+from .searching import HEARD, Searching
 
 __all__ = ["HEARD", "Answers", "Keeping", "make_embedder"]
 
@@ -30,7 +30,7 @@ class Answers:
     readiness: Readiness
     search: Searching
     browse: Browsing
-    reading: Reading
+    pages: Pages
     people: People
     naming: Naming
 
@@ -47,5 +47,5 @@ class Answers:
         index = IndexReader(config, embedder, keeper)
         readiness = Readiness(index, keeper)
         return cls(index, readiness, Searching(index, readiness), Browsing(index, readiness),
-                   Reading(index, readiness), People(index, readiness),
+                   Pages(index, readiness), People(index, readiness),
                    Naming(index.opened, index.names))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import ENV_VARS, Config, passthrough_env
 from ..errors import PlaudIndexError
+from ..home import Home
 from ..plaud import auth_status
 from ..setup.client_config import (
     Change,
@@ -104,7 +105,7 @@ def cmd_config(args: argparse.Namespace, config: Config) -> int:
         notes.append(HTTP_NOTE.format(label=client(args.client).label))
     elif shared:
         notes = [f"The entry reaches the shared server at {shared[0]} with its bearer token "
-                 f"({config.home / 'http-token'}, 0600); it runs with the settings it was "
+                 f"({Home(config.home).http_token}, 0600); it runs with the settings it was "
                  "started with."]
     if not args.install:
         print(snippet(args.client, entry))

@@ -20,15 +20,16 @@ from ..answers import Answers
 from ..answers.readiness import NotReadyYet, SyncFailed
 from ..config import Config
 from ..errors import InvalidQueryError
+from ..home import Home
 from ..render.answers import render_list, render_recording, render_search
-from ..render.reading import render_named, render_notes, render_people, render_transcript
+from ..render.pages import render_named, render_notes, render_people, render_transcript
 from ..search.browse import make_list_request
 from ..search.notes import make_notes_request
 from ..search.people import make_people_request
 from ..search.rank import make_request
 from ..search.transcript import parse_at, parse_window
 from ..setup.commands import show
-from ..sync.detached import LOG, DetachedSync
+from ..sync.detached import DetachedSync
 from ..sync.keeper import Keeper
 from ..sync.progress import SyncProgress
 from ..sync.terminal import reporter_for
@@ -102,7 +103,7 @@ def answer(config: Config, ask: Callable[[Answers], T]) -> T:
     if sync.process is not None:
         print(f"The first sync goes on in the background (pid {sync.process.pid}): "
               f"`{CLI} status` shows how far it is; its log is "
-              f"{config.home / LOG}", file=sys.stderr)
+              f"{Home(config.home).sync_log}", file=sys.stderr)
     return result
 
 
@@ -122,7 +123,7 @@ def _wait_for_first_commit(answers: Answers, sync: DetachedSync) -> None:
 
 
 def cmd_transcript(args: argparse.Namespace, config: Config) -> int:
-    page = answer(config, lambda answers: answers.reading.transcript(args.file_id,
+    page = answer(config, lambda answers: answers.pages.transcript(args.file_id,
                                                                      args.cursor))
     show(args.json, asdict(page), lambda: render_transcript(page, terminal=True))
     return 0
@@ -132,7 +133,7 @@ def cmd_notes(args: argparse.Namespace, config: Config) -> int:
     request = make_notes_request(file_id=args.file_id, date_from=args.date_from,
                                  date_to=args.date_to, section=args.section,
                                  folder=args.folder, speaker=args.speaker, cursor=args.cursor)
-    result = answer(config, lambda answers: answers.reading.notes(request))
+    result = answer(config, lambda answers: answers.pages.notes(request))
     show(args.json, asdict(result), lambda: render_notes(result, terminal=True))
     return 0
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..fsio import read_state_file, write_json_atomic
+from ..home import Home
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "mirror-state.json"
 VERSION = 1
 
 
@@ -77,7 +77,7 @@ def parse_state(data: object, folder: str) -> MirrorState:
 
 
 def read_mirror_state(home: Path, folder: Path) -> MirrorState:
-    path = home / STATE_FILE
+    path = Home(home).mirror_state
     try:
         data: object = json.loads(read_state_file(path))
     except FileNotFoundError:
@@ -91,4 +91,4 @@ def read_mirror_state(home: Path, folder: Path) -> MirrorState:
 
 def write_mirror_state(home: Path, state: MirrorState) -> None:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_json_atomic(home / STATE_FILE, state.to_json())
+    write_json_atomic(Home(home).mirror_state, state.to_json())

@@ -5,7 +5,7 @@ Everyone who appears across the recordings is worked out from the index by
 ``search.people``; this place keeps only what the person said, beside the index.
 """
 
-from .names import NAMES_FILE, NameStore
+from .names import NameStore
 from .naming import Naming
 
-__all__ = ["NAMES_FILE", "NameStore", "Naming"]
+__all__ = ["NameStore", "Naming"]

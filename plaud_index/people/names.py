@@ -24,12 +24,11 @@ from typing import Any
 
 from ..errors import InvalidQueryError, StateError
 from ..fsio import flocked, read_state_file, write_json_atomic
+from ..home import Home
 from ..index.speakers import MAX_NAME_CHARS, NO_NAMES, SpeakerNames
 
 log = logging.getLogger(__name__)
 
-NAMES_FILE = "speaker-names.json"
-LOCK_FILE = "speaker-names.lock"
 VERSION = 1
 MAX_RECORDINGS = 100_000  # named recordings kept; far past any person's use
 
@@ -60,8 +59,8 @@ def _parse(data: object) -> dict[str, NamedRecording]:
     if not isinstance(data, dict) or not isinstance(data.get("recordings"), dict):
         raise ValueError("not a names file")
     if data.get("version", VERSION) > VERSION:
-        raise StateError(f"{NAMES_FILE} was written by a newer version of plaud-index-mcp; "
-                         "upgrade to read it")
+        raise StateError(f"{Home(Path()).speaker_names.name} was written by a newer version "
+                         "of plaud-index-mcp; upgrade to read it")
     out = {}
     for file_id, entry in data["recordings"].items():
         names = entry.get("names") if isinstance(entry, dict) else None
@@ -77,8 +76,8 @@ class NameStore:
     """The names file of one home. ``names()`` re-reads it only when it changed on disk."""
 
     def __init__(self, home: Path, clock: Callable[[], float] = time.time) -> None:
-        self.path = home / NAMES_FILE
-        self.lock_path = home / LOCK_FILE
+        self.path = Home(home).speaker_names
+        self.lock_path = Home(home).speaker_names_lock
         self.clock = clock
         self._seen: tuple[int, int, int] | None = None
         self._cached: dict[str, NamedRecording] = {}

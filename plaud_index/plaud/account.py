@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import PlaudAuthError, PlaudIndexError, PlaudUnreachableError, TokenStoreError
 from ..fsio import read_state_file, write_json_atomic
+from ..home import Home
 from ..reports import AuthStatus
 from .api import PlaudClient
 from .auth import login
@@ -27,13 +28,12 @@ from .transport import Transport
 
 log = logging.getLogger(__name__)
 
-ACCOUNT_FILE = "account.json"
 
 
 def _client(config: PlaudConfig) -> PlaudClient:
     transport = Transport()
     manager = TokenManager(token_store(config), config.plaud, transport,
-                           config.home / "refresh.lock")
+                           Home(config.home).refresh_lock)
     return PlaudClient(config.plaud, manager, transport)
 
 
@@ -50,7 +50,7 @@ def sign_in(config: PlaudConfig, open_browser: Callable[[str], object] | None = 
     login(config.plaud, token_store(config), Transport(), open_browser=open_browser,
           announce=announce, timeout=config.login_timeout_s)
     account = describe_user(_client(config).current_user())
-    write_json_atomic(config.home / ACCOUNT_FILE, {"version": 1, "account": account,
+    write_json_atomic(Home(config.home).account, {"version": 1, "account": account,
                                                    "signed_in_at": time.time()})
     return account
 
@@ -65,13 +65,13 @@ def sign_out(config: PlaudConfig) -> bool:
     except PlaudIndexError as exc:  # best effort: the local sign-in goes either way
         log.warning("Could not revoke the Plaud sign-in remotely: %s", exc)
     store.delete()
-    (config.home / ACCOUNT_FILE).unlink(missing_ok=True)
+    Home(config.home).account.unlink(missing_ok=True)
     return True
 
 
 def _remembered(config: PlaudConfig) -> str | None:
     try:
-        data = json.loads(read_state_file(config.home / ACCOUNT_FILE))
+        data = json.loads(read_state_file(Home(config.home).account))
     except (OSError, ValueError):
         return None
     account = data.get("account") if isinstance(data, dict) else None

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import LoginError, PlaudIndexError
-from ..fsio import read_state_file, write_json_atomic
-from ..procs import process_alive
-from .account import ACCOUNT_FILE, _client, describe_user
+from ..fsio import process_alive, read_state_file, write_json_atomic
+from ..home import Home
+from .account import _client, describe_user
 from .auth import BrowserSignIn
 from .settings import PlaudConfig
 from .source import token_store
@@ -33,7 +33,6 @@ from .transport import Transport
 
 log = logging.getLogger(__name__)
 
-PENDING = "sign-in-pending.json"
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class SignInDesk:
             self._flow = flow
             try:  # for the other servers of this machine: one waiting link for all
                 self.config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-                write_json_atomic(self.config.home / PENDING, {
+                write_json_atomic(Home(self.config.home).sign_in_pending, {
                     "url": flow.url, "expires_at": flow.expires_at, "pid": os.getpid()})
             except OSError as exc:
                 log.warning("Cannot record the waiting sign-in in %s: %s", self.config.home,
@@ -96,7 +95,7 @@ class SignInDesk:
     def _pending(self) -> SignInLink | None:
         """Another server's waiting link, if it still lives and waits."""
         try:
-            data = json.loads(read_state_file(self.config.home / PENDING))
+            data = json.loads(read_state_file(Home(self.config.home).sign_in_pending))
             url, expires, pid = str(data["url"]), float(data["expires_at"]), int(data["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -106,7 +105,7 @@ class SignInDesk:
 
     def _done(self, tokens: Tokens) -> None:
         with contextlib.suppress(OSError):
-            (self.config.home / PENDING).unlink(missing_ok=True)
+            Home(self.config.home).sign_in_pending.unlink(missing_ok=True)
         try:
             account = describe_user(_client(self.config).current_user())
         except PlaudIndexError as exc:
@@ -114,7 +113,7 @@ class SignInDesk:
             account = "your Plaud account"
         else:
             with contextlib.suppress(OSError):  # only a name for status to say
-                write_json_atomic(self.config.home / ACCOUNT_FILE, {
+                write_json_atomic(Home(self.config.home).account, {
                     "version": 1, "account": account, "signed_in_at": self.clock()})
         log.info("Signed in to Plaud as %s", account)
         self.on_signed_in(account)
@@ -124,4 +123,4 @@ class SignInDesk:
             if self._flow is not None and self._flow.waiting:
                 self._flow.close()
                 with contextlib.suppress(OSError):
-                    (self.config.home / PENDING).unlink(missing_ok=True)
+                    Home(self.config.home).sign_in_pending.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PlaudAuthError
+from ..home import Home
 from ..models import Listed, Recording
 from .documents import normalize_listing, normalize_recording
 from .settings import PlaudConfig
@@ -104,6 +105,6 @@ def make_source(config: PlaudConfig) -> RecordingSource:
     if store.load() is None:
         raise PlaudAuthError(PlaudAuthError.SIGNED_OUT)
     transport = Transport()
-    tokens = TokenManager(store, config.plaud, transport, config.home / "refresh.lock")
+    tokens = TokenManager(store, config.plaud, transport, Home(config.home).refresh_lock)
     return PlaudSource(PlaudClient(config.plaud, tokens, transport,
                                    detail_interval=config.detail_interval_s))

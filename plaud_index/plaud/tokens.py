@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from ..errors import TokenStoreError
 from ..fsio import write_json_atomic
+from ..home import Home
 from ..redact import remember
 
 log = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ def default_store(home: Path, platform: str = sys.platform,
                   security: str = SECURITY) -> TokenStore:
     if platform == "darwin" and os.path.exists(security):
         return KeychainTokenStore(security)
-    return FileTokenStore(home / "tokens.json")
+    return FileTokenStore(Home(home).tokens)
 
 
 def migrate_legacy(store: TokenStore, legacy: Path) -> bool:

@@ -11,8 +11,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone, tzinfo
+from typing import TypedDict
 
-from ..clock import format_clock
+from ..clock import UserZone, format_clock, stamps
 from ..index.records import IndexedRecording
 from ..index.snapshot import Snapshot
 from ..results import Moment
@@ -160,3 +161,34 @@ def summary_of(snapshot: Snapshot, record: IndexedRecording,
         return body
     cut = body.rfind(" ", 0, chars)
     return body[:cut if cut > chars // 2 else chars] + "…"
+
+
+class AboutRecording(TypedDict):
+    """What ``plaud_get`` and each row of ``plaud_list`` say of a recording alike."""
+    file_id: str
+    title: str
+    created_at: str
+    created_at_utc: str
+    duration: str
+    duration_ms: int
+    speakers: tuple[str, ...]
+    more_speakers: int
+    notes: tuple[str, ...]
+    source_kind: str
+    path: str | None
+    folders: tuple[str, ...]
+    marks: tuple[Moment, ...]
+
+
+def about(record: IndexedRecording, zone: UserZone) -> AboutRecording:
+    """The one description of a recording that ``RecordingInfo`` and ``ListedRecording``
+    share: its times in the user's zone and UTC, the speakers named (and how many more),
+    the note titles, where it comes from and the moments the user marked."""
+    local, utc = stamps(zone, record.created_at)
+    named, more = people(record.speakers)
+    return AboutRecording(
+        file_id=record.file_id, title=record.title, created_at=local, created_at_utc=utc,
+        duration=format_clock(record.duration_ms), duration_ms=record.duration_ms,
+        speakers=named, more_speakers=more, notes=record.note_titles,
+        source_kind=record.source_kind, path=record.origin or None, folders=record.folders,
+        marks=marks_of(record))

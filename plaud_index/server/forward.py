@@ -32,11 +32,9 @@ from typing import IO, Any
 from urllib.parse import urlparse
 
 from ..config import default_home
-from ..fsio import read_state_file
-from ..procs import process_alive
-from .http_guard import PROOF_PATH, TOKEN_FILE, proof
-
-RUNNING = "http-server.json"  # (``http.RUNNING``: that module loads the whole server)
+from ..fsio import process_alive, read_state_file
+from ..home import Home
+from .http_guard import PROOF_PATH, proof
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +43,8 @@ def target(env: Mapping[str, str]) -> tuple[str, str] | None:
     """The running ``serve --http`` of this home (its URL and token), if it answers."""
     home = default_home(env)
     try:
-        record = json.loads(read_state_file(home / RUNNING))
-        token = read_state_file(home / TOKEN_FILE).strip()
+        record = json.loads(read_state_file(Home(home).http_server))
+        token = read_state_file(Home(home).http_token).strip()
         url = str(record["url"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

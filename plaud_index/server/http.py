@@ -36,12 +36,13 @@ from ..answers import Answers
 from ..config import HTTP_PORT, Config
 from ..errors import ConfigError
 from ..fsio import read_state_file, write_json_atomic
+from ..home import Home
 from .account import Account
 from .app import build_server, server_process, warm_up
 from .client_documents import advertised
 from .connections import BoundedH11
 from .consent import add_public_routes, consent_app
-from .forward import RUNNING, proves
+from .forward import proves
 from .http_guard import Guard, RateLimit, local_token, proof, same
 from .remote_auth import Pending, RemoteAuthority, spaced
 
@@ -218,7 +219,7 @@ def _stop(signum: int, frame: Any) -> None:
 
 def forget(home: Path) -> None:
     """Remove this process's record of where it serves (another's is left alone)."""
-    record = home / RUNNING
+    record = Home(home).http_server
     with contextlib.suppress(OSError, ValueError, AttributeError):
         if json.loads(read_state_file(record)).get("pid") == os.getpid():
             record.unlink()
@@ -249,7 +250,7 @@ async def serve_apps(home: Path, servers: list[uvicorn.Server], remote: Remote |
         await asyncio.sleep(0.05)
     if all(s.started for s in servers):
         main = servers[0].config
-        write_json_atomic(home / RUNNING, {
+        write_json_atomic(Home(home).http_server, {
             "pid": os.getpid(), "url": f"http://{main.host}:{main.port}/mcp",
             "public": f"{remote.base}/mcp" if remote else None, "version": __version__,
             "started": time.time()})
@@ -269,10 +270,10 @@ async def _never(token: str) -> bool:
 
 def running_server(home: Path) -> dict[str, Any] | None:
     """The ``serve --http`` of this home, if one runs (its record, pid alive)."""
-    from ..procs import process_alive
+    from ..fsio import process_alive
 
     try:
-        data = json.loads(read_state_file(home / RUNNING))
+        data = json.loads(read_state_file(Home(home).http_server))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and process_alive(data.get("pid")) else None

@@ -37,10 +37,10 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ..fsio import own_secret
+from ..home import Home
 
 log = logging.getLogger(__name__)
 
-TOKEN_FILE = "http-token"
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -50,7 +50,7 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 def local_token(home: Path) -> str:
     """The bearer token local clients use, made once (0600, never through a link); a
     damaged one is replaced (clients' entries are written again by ``install``)."""
-    token = own_secret(home / TOKEN_FILE, lambda: secrets.token_urlsafe(32).encode(),
+    token = own_secret(Home(home).http_token, lambda: secrets.token_urlsafe(32).encode(),
                        lambda held: len(held.decode("ascii", "replace").strip()) >= 32)
     return token.decode("ascii", "replace").strip()
 

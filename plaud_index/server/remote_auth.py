@@ -46,8 +46,10 @@ from .client_rules import MAX_NAME_CHARS, check_registration
 from .http_guard import same
 from .remote_ledger import (
     MAX_WAITING,
+    ClientRecord,
     Ledger,
     LedgerFile,
+    RefreshRecord,
     digest,
     prune,
     sign,
@@ -129,9 +131,9 @@ class RemoteAuthority:
         with self._lock:
             self._load()
             record = self.ledger.clients.get(client_id)
-        if record is None or record.get("revoked"):
+        if record is None or record.revoked:
             return None
-        return OAuthClientInformationFull.model_validate(record["info"])
+        return OAuthClientInformationFull.model_validate(record.info)
 
     async def _document_client(self, url: str) -> OAuthClientInformationFull | None:
         """A client named by its metadata document's URL (``client_documents``): fetched
@@ -143,16 +145,15 @@ class RemoteAuthority:
         with self._lock:
             self._load()
             record = self.ledger.clients.get(url)
-            if record is not None and record.get("revoked"):
+            if record is not None and record.revoked:
                 return None
             if record is None:
                 prune(self.ledger, self.clock())
                 if waiting(self.ledger) >= MAX_WAITING:
                     return None
-                self.ledger.clients[url] = {
-                    "info": info.model_dump(mode="json", exclude_none=True),
-                    "registered": self.clock(), "approved": None, "revoked": None,
-                    "document": True}
+                self.ledger.clients[url] = ClientRecord(
+                    info.model_dump(mode="json", exclude_none=True), self.clock(),
+                    document=True)
                 self._save()
                 log.info("A client named by its metadata document asks: %r (nothing is "
                          "granted until you approve it)", (info.client_name or "")[:100])
@@ -166,9 +167,8 @@ class RemoteAuthority:
             if waiting(self.ledger) >= MAX_WAITING:
                 raise RegistrationError("invalid_client_metadata", f"{MAX_WAITING} clients "
                                         "wait for the owner's approval already; try later")
-            self.ledger.clients[str(client_info.client_id)] = {
-                "info": client_info.model_dump(mode="json", exclude_none=True),
-                "registered": self.clock(), "approved": None, "revoked": None}
+            self.ledger.clients[str(client_info.client_id)] = ClientRecord(
+                client_info.model_dump(mode="json", exclude_none=True), self.clock())
             self._save()
         log.info("A client registered: %r (nothing is granted until you approve it)",
                  (client_info.client_name or "")[:MAX_NAME_CHARS])
@@ -198,8 +198,7 @@ class RemoteAuthority:
         with self._lock:
             self._load()
             record = self.ledger.clients.get(client_id)
-        return record is not None and bool(record.get("approved")) and \
-            not record.get("revoked")
+        return record is not None and bool(record.approved) and not record.revoked
 
     def _expire(self) -> None:
         now = self.clock()
@@ -231,7 +230,7 @@ class RemoteAuthority:
             self._load()
             record = self.ledger.clients.get(pending.client_id)
             if record is not None:
-                record["approved"] = self.clock()
+                record.approved = self.clock()
                 self._save()
             pending.decision = "approved"
             pending.redirect = construct_redirect_uri(str(params.redirect_uri), code=code,
@@ -301,9 +300,8 @@ class RemoteAuthority:
         access = sign(self.key, claims)
         refresh = secrets.token_urlsafe(32)
         self._load()
-        self.ledger.refresh[digest(refresh)] = {"cid": client_id, "exp": now + REFRESH_S,
-                                                 "scp": scopes, "aud": resource,
-                                                 "used": None}
+        self.ledger.refresh[digest(refresh)] = RefreshRecord(client_id, now + REFRESH_S,
+                                                             scopes, resource)
         self._save()
         return OAuthToken(access_token=access, expires_in=ACCESS_S, refresh_token=refresh,
                           scope=" ".join(scopes) or None)
@@ -313,18 +311,18 @@ class RemoteAuthority:
         with self._lock:
             self._load()
             record = self.ledger.refresh.get(digest(refresh_token))
-            if record is None or record["cid"] != client.client_id:
+            if record is None or record.client_id != client.client_id:
                 return None
-            if record.get("used"):  # a replay: someone else holds this chain
+            if record.used:  # a replay: someone else holds this chain
                 log.warning("A used refresh token came back: %r loses its sign-in",
                             client.client_name)
                 self._revoke_client_tokens(str(client.client_id))
                 return None
-            if record["exp"] < self.clock():
+            if record.expires < self.clock():
                 return None
-        return RefreshToken(token=refresh_token, client_id=record["cid"],
-                            scopes=list(record["scp"]), expires_at=int(record["exp"]),
-                            resource=record.get("aud"))
+        return RefreshToken(token=refresh_token, client_id=record.client_id,
+                            scopes=list(record.scopes), expires_at=int(record.expires),
+                            resource=record.resource)
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull,
                                      refresh_token: RefreshToken,
@@ -332,9 +330,9 @@ class RemoteAuthority:
         with self._lock:
             self._load()
             record = self.ledger.refresh.get(digest(refresh_token.token))
-            if record is None or record.get("used"):
+            if record is None or record.used:
                 raise TokenError("invalid_grant", "refresh token already used")
-            record["used"] = self.clock()  # rotated: single use
+            record.used = self.clock()  # rotated: single use
             return self._issue(str(client.client_id), scopes or refresh_token.scopes,
                                refresh_token.resource or self.resource)
 
@@ -358,10 +356,10 @@ class RemoteAuthority:
         with self._lock:
             self._load()
             record = self.ledger.clients.get(str(claims.get("cid")))
-        if record is None or record.get("revoked") or not record.get("approved"):
+        if record is None or record.revoked or not record.approved:
             return None
         issued = claims.get("iat")
-        if not isinstance(issued, (int, float)) or record.get("tokens_revoked", 0) >= issued:
+        if not isinstance(issued, (int, float)) or (record.tokens_revoked or 0) >= issued:
             return None  # issued before its tokens were revoked
         return claims
 
@@ -374,9 +372,9 @@ class RemoteAuthority:
         working (the client may ask the owner again). Lock held."""
         self._load()
         self.ledger.refresh = {k: v for k, v in self.ledger.refresh.items()
-                               if v["cid"] != client_id}
+                               if v.client_id != client_id}
         record = self.ledger.clients.get(client_id)
         if record is not None:
-            record["tokens_revoked"] = self.clock()
+            record.tokens_revoked = self.clock()
         self._save()
 

@@ -25,7 +25,7 @@ from ..answers import Answers
 from ..answers.readiness import NOT_READY, Building, NotReady, NotReadyYet, SignedOut
 from ..redact import redact
 from ..render.answers import render_list, render_recording, render_search
-from ..render.reading import render_named, render_notes, render_people, render_transcript
+from ..render.pages import render_named, render_notes, render_people, render_transcript
 from ..results import (
     IndexInfo,
     NotesResult,
@@ -70,8 +70,8 @@ _CURSOR = "next_cursor from the previous page."
 _FILE_ID = "A file_id returned by plaud_search or plaud_list."
 
 
-class Reader:
-    """Runs a reading off the event loop and turns the states into answers."""
+class Answering:
+    """Runs an answer off the event loop and turns the index's states into answers."""
 
     def __init__(self, answers: Answers, account: Account) -> None:
         self.answers = answers
@@ -120,7 +120,7 @@ def _opt(name: str, value: object) -> str | None:
 
 
 def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Account) -> None:
-    reader = Reader(answers, account)
+    answering = Answering(answers, account)
 
     @server.tool(name="plaud_search", title="Search Plaud recordings",
                  description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
@@ -151,10 +151,10 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
                           limit=limit, speaker=_opt("speaker", speaker),
                           source=source, source_kind=source_kind,
                           folder=_opt("folder", folder))
-        result = await reader.answer(ctx, lambda: answers.search.search(request),
+        result = await answering.answer(ctx, lambda: answers.search.search(request),
                                      lambda why, info: SearchResult(
                                          request.query, (), info, note=why,
-                                         today=reader.today()))
+                                         today=answering.today()))
         return answered(render_search(result), result)
 
     @server.tool(name="plaud_get", title="Read one recording", description=GET_DESCRIPTION,
@@ -183,7 +183,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
         if moment is None and window is not None:
             raise ToolError("window needs at (or at_ms): the moment to read around")
         span = checked(parse_window, window)
-        result = await reader.answer(ctx, lambda: answers.search.get(fid, topic, moment, span),
+        result = await answering.answer(ctx, lambda: answers.search.get(fid, topic, moment, span),
                                      lambda why, info: RecordingInfo(
                                          fid, "", "", "", 0, (), (), 0, (), "", note=why))
         return answered(render_recording(result), result)
@@ -214,9 +214,9 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
                           limit=limit, speaker=_opt("speaker", speaker),
                           source=source, cursor=cursor, source_kind=source_kind,
                           folder=_opt("folder", folder))
-        result = await reader.answer(ctx, lambda: answers.browse.list(request),
+        result = await answering.answer(ctx, lambda: answers.browse.list(request),
                                      lambda why, info: RecordingList(
-                                         (), 0, None, info, today=reader.today(), note=why))
+                                         (), 0, None, info, today=answering.today(), note=why))
         return answered(render_list(result), result)
 
     @server.tool(name="plaud_transcript", title="Read a whole transcript",
@@ -228,7 +228,7 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
         cursor: Annotated[Any, arg.optional_text(_CURSOR)] = None,
     ) -> Annotated[CallToolResult, TranscriptPage]:
         fid = checked(arg.file_id, file_id)
-        page = await reader.answer(ctx, lambda: answers.reading.transcript(fid, cursor),
+        page = await answering.answer(ctx, lambda: answers.pages.transcript(fid, cursor),
                                    lambda why, info: TranscriptPage(
                                        fid, "", "", "", (), 0, 0, None, note=why))
         return answered(render_transcript(page), page)
@@ -256,15 +256,15 @@ def register_reading_tools(server: MCPServer[Any], answers: Answers, account: Ac
                           date_to=date_to, section=_opt("section", section),
                           folder=_opt("folder", folder),
                           speaker=_opt("speaker", speaker), cursor=cursor)
-        result = await reader.answer(ctx, lambda: answers.reading.notes(request),
+        result = await answering.answer(ctx, lambda: answers.pages.notes(request),
                                      lambda why, info: NotesResult(
                                          (), request.section, 0, None, info,
-                                         today=reader.today(), note=why))
+                                         today=answering.today(), note=why))
         return answered(render_notes(result), result)
 
 
 def register_people_tools(server: MCPServer[Any], answers: Answers, account: Account) -> None:
-    reader = Reader(answers, account)
+    answering = Answering(answers, account)
 
     @server.tool(name="plaud_people", title="People in the recordings",
                  description=PEOPLE_DESCRIPTION, annotations=READ_ONLY)
@@ -287,9 +287,9 @@ def register_people_tools(server: MCPServer[Any], answers: Answers, account: Acc
         request = checked(make_people_request, date_from=date_from, date_to=date_to,
                           folder=_opt("folder", folder), name=_opt("name", name), limit=limit,
                           cursor=cursor)
-        result = await reader.answer(ctx, lambda: answers.people.list(request),
+        result = await answering.answer(ctx, lambda: answers.people.list(request),
                                      lambda why, info: PeopleList(
-                                         (), 0, None, info, today=reader.today(), note=why))
+                                         (), 0, None, info, today=answering.today(), note=why))
         return answered(render_people(result), result)
 
     @server.tool(name="plaud_name_speaker", title="Name a speaker (on this machine)",

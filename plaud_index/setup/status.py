@@ -9,10 +9,10 @@ from pathlib import Path
 from ..answers.index import IndexReader
 from ..config import Config
 from ..embedding.languages import index_advice
+from ..fsio import process_alive
 from ..index.snapshot import Snapshot
 from ..mirror.state import read_mirror_state
 from ..plaud import auth_status
-from ..procs import process_alive
 from ..reports import MirrorStatus, Status
 from ..sync.detached import sync_log_problem
 from ..sync.lock import lock_holder

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ..config import Config
 from ..embedding.embedder import Embedder
 from ..errors import IndexBusyError, PlaudIndexError
-from ..procs import process_alive
+from ..fsio import process_alive
 from .cycles import run_locked_cycle
 from .progress import Reporter, log_commits
 from .state import SyncState, SyncStateStore

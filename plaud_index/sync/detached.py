@@ -11,7 +11,7 @@ Exactly one, whoever asks first: the starter takes the indexer lock *before* it 
 child and hands its descriptor down (``IndexerLock.hand_over``), so two servers started at
 the same instant cannot both start one, ``status`` names the child from its first
 instant, and a sync that finished a moment ago is not started again (whether it is still
-needed is asked again under the lock). It logs to ``LOG`` in the home, appended and
+needed is asked again under the lock). It logs to ``Home.sync_log``, appended and
 rotated, never through a link; a log that cannot be used costs the log (the child writes
 to the starter's stderr instead, and ``status`` says so), never the sync.
 """
@@ -31,12 +31,12 @@ from typing import IO
 
 from ..config import Config
 from ..fsio import log_problem, open_own_log
+from ..home import Home
 from .lock import IndexerLock, lock_holder
 from .state import SyncStateStore
 
 log = logging.getLogger(__name__)
 
-LOG = "background-sync.log"
 LOG_ROTATE_BYTES = 1 << 20  # about a thousand runs' lines
 FULL_DISK_BYTES = 64 * 1024  # free space under which a silent failure is the full disk
 ROOM_BYTES = 4 * FULL_DISK_BYTES  # free again: a sync the full disk stopped starts at once
@@ -44,9 +44,9 @@ ROOM_BYTES = 4 * FULL_DISK_BYTES  # free again: a sync the full disk stopped sta
 
 def sync_log_problem(home: Path) -> str | None:
     """Why the background sync cannot write its log (``None``: it can)."""
-    why = log_problem(home / LOG)
+    why = log_problem(Home(home).sync_log)
     return None if why is None else (
-        f"{home / LOG} cannot be used ({why}): the background sync logs to the stderr of "
+        f"{Home(home).sync_log} cannot be used ({why}): the background sync logs to the stderr of "
         "the server or command that starts it instead; move it away")
 
 
@@ -62,7 +62,7 @@ class DetachedSync:
         self.process: subprocess.Popen[bytes] | None = None
         self._ended_at: float | None = None  # when a failed child was first seen ended
         self._disk_was_full = False  # it failed on a full disk (what freeing it cures)
-        self._log_from: int | None = None  # where this run's lines start in LOG
+        self._log_from: int | None = None  # where this run's lines start in the log
 
     def start(self, config: Config, needed: Callable[[], bool] = lambda: True,
               kind: str = "first sync") -> bool:
@@ -87,7 +87,7 @@ class DetachedSync:
         lock.hand_over(self.process.pid)
         self._ended_at, self._disk_was_full = None, False
         log.debug("Started a %s in a process of its own (pid %s, log %s)", kind,
-                  self.process.pid, config.home / LOG)
+                  self.process.pid, Home(config.home).sync_log)
         return True
 
     def _spawn(self, config: Config, lock: IndexerLock) -> subprocess.Popen[bytes]:
@@ -108,10 +108,10 @@ class DetachedSync:
         to our stderr) when it cannot be used."""
         self._log_from = None
         try:
-            log_file, self._log_from = open_own_log(config.home / LOG, LOG_ROTATE_BYTES)
+            log_file, self._log_from = open_own_log(Home(config.home).sync_log, LOG_ROTATE_BYTES)
         except OSError as exc:
             log.warning("%s", sync_log_problem(config.home) or
-                        f"{config.home / LOG} cannot be used ({exc.strerror or exc}): the "
+                        f"{Home(config.home).sync_log} cannot be used ({exc.strerror or exc}): the "
                         "background sync logs here instead")
             return None
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self._clock()))
@@ -165,7 +165,7 @@ class DetachedSync:
         if self._log_from is None:
             return []
         try:
-            fd = os.open(config.home / LOG, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = os.open(Home(config.home).sync_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return []
         with os.fdopen(fd, "rb") as fh:

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ..chunker import Chunker
-from ..config import INDEX_DIR
 from ..embedding.embedder import Embedder
 from ..embedding.languages import index_advice
 from ..errors import PlaudIndexError
 from ..folders.source import PREFIX as FOLDER_PREFIX
 from ..fsio import storage_error
+from ..home import Home
 from ..index.manifest import ModelInfo
 from ..index.speakers import named_source
 from ..index.writer import open_writer
@@ -66,7 +66,7 @@ class Indexer:
                  mirror: Mirror | None = None) -> None:
         self.source = source
         self.embedder = embedder
-        self.index_dir = home / INDEX_DIR
+        self.index_dir = Home(home).index
         self.state = SyncStateStore(home)
         self.chunker = chunker or Chunker(embedder.count_tokens, max_tokens=embedder.max_tokens)
         self.commit_every = commit_every

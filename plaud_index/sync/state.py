@@ -22,17 +22,15 @@ from typing import Any
 
 from ..errors import StateError
 from ..fsio import DISK_FULL, flocked, open_private, read_state_file, write_json_atomic
+from ..home import Home
 
 log = logging.getLogger(__name__)
 
-FILE = "sync-state.json"
-# The last failure, when sync-state.json (or its lock) could not take it: a folder in its
-# place, no permission. ``read`` lays it over the state until a cycle succeeds, so status
-# never says ok while every cycle fails on the state file itself.
-FAILED = "sync-failed.json"
+# ``Home.sync_failed``: the last failure, when sync-state.json (or its lock) could not take
+# it: a folder in its place, no permission. ``read`` lays it over the state until a cycle
+# succeeds, so status never says ok while every cycle fails on the state file itself.
 FAILURE_FIELDS = ("last_attempt", "last_error", "last_error_kind")
 VERSION = 1
-RESERVE = ".disk-reserve"
 RESERVE_BYTES = 256 * 1024
 
 
@@ -126,14 +124,14 @@ class SyncStateStore:
         answer): the file is parsed again only when it was replaced (every write replaces
         it, so its inode, size and time say when)."""
         self.home = home
-        self.path = home / FILE
+        self.path = Home(home).sync_state
         self._cached = cached
         self._memo: tuple[object, SyncState] | None = None
 
     def read(self) -> SyncState:
         if not self._cached:
             return self._read()
-        key = _stat_key(self.path), _stat_key(self.home / FAILED)
+        key = _stat_key(self.path), _stat_key(Home(self.home).sync_failed)
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         state = self._read()
@@ -166,7 +164,7 @@ class SyncStateStore:
 
     def _read_failed(self) -> dict[str, Any] | None:
         try:
-            data = json.loads(read_state_file(self.home / FAILED))
+            data = json.loads(read_state_file(Home(self.home).sync_failed))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or not isinstance(data.get("last_error"), str) or \
@@ -190,14 +188,14 @@ class SyncStateStore:
             if exc.errno in DISK_FULL:  # the reserve is spent: no file can take it either
                 raise
             log.error("Cannot record the failure in %s (%s): keeping it in %s", self.path,
-                      exc.strerror or exc, FAILED)
-            write_json_atomic(self.home / FAILED,
+                      exc.strerror or exc, Home(self.home).sync_failed.name)
+            write_json_atomic(Home(self.home).sync_failed,
                               {k: changes.get(k) for k in FAILURE_FIELDS})
             return self.read()
 
     def _update(self, changes: dict[str, Any], use_reserve: bool) -> SyncState:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with flocked(self.home / "sync-state.lock"):
+        with flocked(Home(self.home).sync_state_lock):
             state = replace(self.read(), **changes)
             try:
                 write_json_atomic(self.path, state.to_json())
@@ -207,13 +205,13 @@ class SyncStateStore:
                     raise
                 write_json_atomic(self.path, state.to_json())
         if "last_error" in changes and changes["last_error"] is None:  # a cycle succeeded
-            (self.home / FAILED).unlink(missing_ok=True)
+            (Home(self.home).sync_failed).unlink(missing_ok=True)
         return state
 
     def keep_reserve(self) -> None:
         """Hold ``RESERVE_BYTES`` of disk for recording a failure when the disk fills up
         (a full disk otherwise refuses even the message that says it is full)."""
-        reserve = self.home / RESERVE
+        reserve = Home(self.home).disk_reserve
         if reserve.exists():
             return
         try:
@@ -224,7 +222,7 @@ class SyncStateStore:
 
     def _release_reserve(self) -> bool:
         try:
-            (self.home / RESERVE).unlink()
+            (Home(self.home).disk_reserve).unlink()
         except FileNotFoundError:
             return False
         log.warning("The disk holding %s is full: released the reserve to record it",
@@ -235,13 +233,12 @@ class SyncStateStore:
 # Damage a reader met (a search or ``get`` whose index file turned out damaged): readers
 # cannot repair it, the next cycle does, so until a cycle succeeds after it ``status``
 # names it instead of saying ok.
-READ_DAMAGE = "read-damage.json"
 
 
 def note_read_damage(home: Path, message: str, clock: Callable[[], float] = time.time
                      ) -> None:
     try:
-        write_json_atomic(home / READ_DAMAGE, {"at": clock(), "error": message[:2000]})
+        write_json_atomic(Home(home).read_damage, {"at": clock(), "error": message[:2000]})
     except OSError as exc:  # a reader on a read-only or full disk: the error still reaches
         log.warning("Cannot record the damage in %s: %s", home, exc.strerror or exc)
 
@@ -249,7 +246,7 @@ def note_read_damage(home: Path, message: str, clock: Callable[[], float] = time
 def read_damage(home: Path, since: float | None) -> str | None:
     """The damage a reader met after ``since`` (the last successful cycle), if any."""
     try:
-        data = json.loads(read_state_file(home / READ_DAMAGE))
+        data = json.loads(read_state_file(Home(home).read_damage))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("error"), str) or \

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..clock import format_clock, stamps
 from ..errors import UnknownRecordingError
 from ..results import RecordingInfo, SearchResult
-from ..search.browse import marks_of, people
+from ..search.browse import about
 from ..search.rank import Ranking, SearchRequest, echo, make_request, overview
 from ..search.transcript import DEFAULT_WINDOW_S, around
 from .index import IndexReader, fetch_hint
@@ -66,12 +65,6 @@ class Searching:
                 request = replace(make_request(query), file_id=rec.file_id, limit=1)
                 hits = self.reader.rank(snap, request).hits
                 moments = hits[0].moments if hits else moments
-        local, utc = stamps(self.reader.config.zone, rec.created_at)
-        return RecordingInfo(
-            file_id=rec.file_id, title=rec.title, created_at=local, created_at_utc=utc,
-            duration=format_clock(rec.duration_ms), duration_ms=rec.duration_ms,
-            speakers=people(rec.speakers)[0], more_speakers=people(rec.speakers)[1],
-            notes=rec.note_titles, chunks=rec.chunk_count,
-            snippets=moments, fetch=fetch_hint(rec.origin), around=window,
-            today=self.reader.today(), source_kind=rec.source_kind, path=rec.origin or None,
-            folders=rec.folders, marks=marks_of(rec))
+        return RecordingInfo(**about(rec, self.reader.config.zone), chunks=rec.chunk_count,
+                             snippets=moments, fetch=fetch_hint(rec.origin), around=window,
+                             today=self.reader.today())

@@ -8,12 +8,12 @@ from dataclasses import replace
 from ..errors import UnknownRecordingError
 from ..results import NotesResult, TranscriptPage
 from ..search.notes import NotesRequest
-from ..search.reading import notes_result, transcript_page
+from ..search.pages import notes_result, transcript_page
 from .index import IndexReader
 from .readiness import Readiness
 
 
-class Reading:
+class Pages:
     def __init__(self, reader: IndexReader, readiness: Readiness) -> None:
         self.reader = reader
         self.readiness = readiness
