@@ -1,7 +1,8 @@
 """The command line: argparse subcommands over ``answers``; errors become exit codes.
 
 The commands live beside it by what they do: reading the index (``cli.read``), keeping it
-(``cli.sync``), setting up (``setup.commands``). Here: the parser, logging, and ``main``.
+(``cli.sync``), setting up (``cli.setup``, ``cli.clients``, ``cli.serve``). Here: the
+parser, logging, and ``main``.
 """
 
 from __future__ import annotations
@@ -23,14 +24,6 @@ from ..search.people import DEFAULT_PEOPLE_LIMIT, MAX_PEOPLE_LIMIT
 from ..search.rank import DEFAULT_LIMIT, MAX_LIMIT, MODES, SOURCE_KINDS, SOURCES
 from ..search.transcript import DEFAULT_WINDOW_S
 from ..setup.clients import CLIENTS
-from ..setup.commands import (
-    cmd_auth_status,
-    cmd_doctor,
-    cmd_install_agent,
-    cmd_login,
-    cmd_logout,
-    cmd_uninstall_agent,
-)
 from ..sync.terminal import LineSafeHandler
 from .clients import cmd_config, cmd_install, cmd_uninstall
 from .read import (
@@ -44,6 +37,14 @@ from .read import (
     cmd_transcript,
 )
 from .serve import cmd_serve
+from .setup import (
+    cmd_auth_status,
+    cmd_doctor,
+    cmd_install_agent,
+    cmd_login,
+    cmd_logout,
+    cmd_uninstall_agent,
+)
 from .sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
 
 

@@ -28,11 +28,11 @@ from ..search.notes import make_notes_request
 from ..search.people import make_people_request
 from ..search.rank import make_request
 from ..search.transcript import parse_at, parse_window
-from ..setup.commands import show
 from ..sync.detached import DetachedSync
 from ..sync.keeper import Keeper
 from ..sync.progress import SyncProgress
 from ..sync.terminal import reporter_for
+from .setup import show
 
 CLI = "plaud-index-mcp"
 T = TypeVar("T")

@@ -20,12 +20,12 @@ from ..errors import ConfigError, IndexBusyError
 from ..render.answers import render_search
 from ..render.reports import mirror_line, render_mirror_report, render_status
 from ..search.rank import make_request
-from ..setup.commands import show
 from ..setup.status import mirror_status, service_status
 from ..sync.cycles import run_locked_cycle, run_mirror_pass
 from ..sync.daemon import run_daemon
 from ..sync.keeper import Keeper
 from ..sync.terminal import reporter_for
+from .setup import show
 
 log = logging.getLogger("plaud_index")
 

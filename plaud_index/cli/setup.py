@@ -13,8 +13,8 @@ from typing import Any
 from ..config import Config
 from ..plaud import auth_status, sign_in, sign_out
 from ..render.reports import render_auth, render_checks
-from .agent import install, plan, uninstall
-from .doctor import run_checks
+from ..setup.agent import install, plan, uninstall
+from ..setup.doctor import run_checks
 
 
 def print_json(data: Any) -> None:
