@@ -45,8 +45,9 @@ def until(done: object, timeout_s: float = 60.0) -> None:
         time.sleep(0.005)
 
 
-def searches(together: Together[int], queries: range
-             ) -> tuple[dict[int, object], list[threading.Thread]]:
+def held_first(model: Model, together: Together[int], queries: int) -> dict[int, object]:
+    """``queries`` searches: the first runs alone and is held while all the others queue,
+    then everything runs; what each search got (its vector's value, or the error)."""
     got: dict[int, object] = {}
 
     def search(q: int) -> None:
@@ -55,22 +56,21 @@ def searches(together: Together[int], queries: range
         except RuntimeError as exc:
             got[q] = exc
 
-    threads = [threading.Thread(target=search, args=(q,)) for q in queries]
-    return got, threads
-
-
-def test_queries_that_arrive_while_the_model_runs_share_the_next_run() -> None:
-    model = Model()
-    together: Together[int] = Together(model.run)
-    got, threads = searches(together, range(9))
+    threads = [threading.Thread(target=search, args=(q,)) for q in range(queries)]
     threads[0].start()
     assert model.first_started.wait(60)  # the first query runs alone, at once
     for thread in threads[1:]:
         thread.start()
-    until(lambda: together.waiting == 8)
+    until(lambda: together.waiting == queries - 1)
     model.release.set()
     for thread in threads:
         thread.join(60)
+    return got
+
+
+def test_queries_that_arrive_while_the_model_runs_share_the_next_run() -> None:
+    model = Model()
+    got = held_first(model, Together(model.run), 9)
     assert got == {q: float(q) for q in range(9)}  # each search its own query's vector
     assert model.batches[0] == [0] and sorted(model.batches[1]) == list(range(1, 9))
     assert not model.overlapped
@@ -78,16 +78,7 @@ def test_queries_that_arrive_while_the_model_runs_share_the_next_run() -> None:
 
 def test_a_batch_holds_at_most_its_limit_and_the_rest_run_next() -> None:
     model = Model()
-    together: Together[int] = Together(model.run, most=3)
-    got, threads = searches(together, range(8))
-    threads[0].start()
-    assert model.first_started.wait(60)
-    for thread in threads[1:]:
-        thread.start()
-    until(lambda: together.waiting == 7)
-    model.release.set()
-    for thread in threads:
-        thread.join(60)
+    got = held_first(model, Together(model.run, most=3), 8)
     assert got == {q: float(q) for q in range(8)}
     assert [len(b) for b in model.batches] == [1, 3, 3, 1] and not model.overlapped
 
@@ -95,15 +86,7 @@ def test_a_batch_holds_at_most_its_limit_and_the_rest_run_next() -> None:
 def test_a_failed_run_fails_every_search_in_it_and_the_next_run_still_runs() -> None:
     model = Model(fail=True)
     together: Together[int] = Together(model.run)
-    got, threads = searches(together, range(4))
-    threads[0].start()
-    assert model.first_started.wait(60)
-    for thread in threads[1:]:
-        thread.start()
-    until(lambda: together.waiting == 3)
-    model.release.set()
-    for thread in threads:
-        thread.join(60)
+    got = held_first(model, together, 4)
     assert all(isinstance(got[q], RuntimeError) for q in range(4)), got
     model.fail = False
     assert float(together.embed(7)[0]) == 7.0  # nothing is left stuck
