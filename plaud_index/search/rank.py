@@ -247,7 +247,8 @@ def add_titles(fused: np.ndarray, snapshot: Snapshot, request: SearchRequest) ->
         return
     match **= np.float32(TITLE_SHARPNESS)
     match *= np.float32(TITLE_WEIGHT)
-    fused += np.append(match, np.float32(0))[snapshot.row_recording]  # -1 (dead): the 0
+    # ``take``, not fancy indexing: the same values, half the time at 100k rows
+    fused += np.append(match, np.float32(0)).take(snapshot.row_recording)  # -1 (dead): 0
     fused /= np.float32(1 + TITLE_WEIGHT)
 
 
