@@ -10,17 +10,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 
 class _File:
-    """A file of the home: ``Home(root).name`` is its path."""
+    """A file of the home: ``Home(root).x`` is its path, ``Home.x.name`` its name."""
 
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __get__(self, home: Home | None, owner: type | None = None) -> Path:
-        assert home is not None, "a file of a home, not of the class"
-        return home.root / self.name
+    @overload
+    def __get__(self, home: None, owner: type | None = None) -> _File: ...
+
+    @overload
+    def __get__(self, home: Home, owner: type | None = None) -> Path: ...
+
+    def __get__(self, home: Home | None, owner: type | None = None) -> Path | _File:
+        return self if home is None else home.root / self.name
 
 
 @dataclass(frozen=True)

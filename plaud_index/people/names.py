@@ -59,7 +59,7 @@ def _parse(data: object) -> dict[str, NamedRecording]:
     if not isinstance(data, dict) or not isinstance(data.get("recordings"), dict):
         raise ValueError("not a names file")
     if data.get("version", VERSION) > VERSION:
-        raise StateError(f"{Home(Path()).speaker_names.name} was written by a newer version "
+        raise StateError(f"{Home.speaker_names.name} was written by a newer version "
                          "of plaud-index-mcp; upgrade to read it")
     out = {}
     for file_id, entry in data["recordings"].items():

@@ -124,14 +124,15 @@ class SyncStateStore:
         answer): the file is parsed again only when it was replaced (every write replaces
         it, so its inode, size and time say when)."""
         self.home = home
-        self.path = Home(home).sync_state
+        self.files = Home(home)  # named once: ``read`` runs several times per answer
+        self.path = self.files.sync_state
         self._cached = cached
         self._memo: tuple[object, SyncState] | None = None
 
     def read(self) -> SyncState:
         if not self._cached:
             return self._read()
-        key = _stat_key(self.path), _stat_key(Home(self.home).sync_failed)
+        key = _stat_key(self.path), _stat_key(self.files.sync_failed)
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         state = self._read()
@@ -164,7 +165,7 @@ class SyncStateStore:
 
     def _read_failed(self) -> dict[str, Any] | None:
         try:
-            data = json.loads(read_state_file(Home(self.home).sync_failed))
+            data = json.loads(read_state_file(self.files.sync_failed))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or not isinstance(data.get("last_error"), str) or \
@@ -188,14 +189,14 @@ class SyncStateStore:
             if exc.errno in DISK_FULL:  # the reserve is spent: no file can take it either
                 raise
             log.error("Cannot record the failure in %s (%s): keeping it in %s", self.path,
-                      exc.strerror or exc, Home(self.home).sync_failed.name)
-            write_json_atomic(Home(self.home).sync_failed,
+                      exc.strerror or exc, self.files.sync_failed.name)
+            write_json_atomic(self.files.sync_failed,
                               {k: changes.get(k) for k in FAILURE_FIELDS})
             return self.read()
 
     def _update(self, changes: dict[str, Any], use_reserve: bool) -> SyncState:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with flocked(Home(self.home).sync_state_lock):
+        with flocked(self.files.sync_state_lock):
             state = replace(self.read(), **changes)
             try:
                 write_json_atomic(self.path, state.to_json())
@@ -205,13 +206,13 @@ class SyncStateStore:
                     raise
                 write_json_atomic(self.path, state.to_json())
         if "last_error" in changes and changes["last_error"] is None:  # a cycle succeeded
-            (Home(self.home).sync_failed).unlink(missing_ok=True)
+            self.files.sync_failed.unlink(missing_ok=True)
         return state
 
     def keep_reserve(self) -> None:
         """Hold ``RESERVE_BYTES`` of disk for recording a failure when the disk fills up
         (a full disk otherwise refuses even the message that says it is full)."""
-        reserve = Home(self.home).disk_reserve
+        reserve = self.files.disk_reserve
         if reserve.exists():
             return
         try:
@@ -222,7 +223,7 @@ class SyncStateStore:
 
     def _release_reserve(self) -> bool:
         try:
-            (Home(self.home).disk_reserve).unlink()
+            self.files.disk_reserve.unlink()
         except FileNotFoundError:
             return False
         log.warning("The disk holding %s is full: released the reserve to record it",
