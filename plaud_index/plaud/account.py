@@ -28,10 +28,13 @@ from .transport import Transport
 
 log = logging.getLogger(__name__)
 
+# A person waiting on ``doctor`` or ``auth status`` gets the answer in seconds: one retry,
+# where a sync's five tries over half a minute ride out a passing hiccup.
+ASKING_ATTEMPTS = 2
 
 
-def _client(config: PlaudConfig) -> PlaudClient:
-    transport = Transport()
+def _client(config: PlaudConfig, attempts: int | None = None) -> PlaudClient:
+    transport = Transport() if attempts is None else Transport(max_attempts=attempts)
     manager = TokenManager(token_store(config), config.plaud, transport,
                            Home(config.home).refresh_lock)
     return PlaudClient(config.plaud, manager, transport)
@@ -107,7 +110,7 @@ def auth_status(config: PlaudConfig, online: bool = False) -> AuthStatus:
     if not online:
         return status
     try:
-        user = _client(config).current_user()
+        user = _client(config, ASKING_ATTEMPTS).current_user()
     except PlaudIndexError as exc:
         return replace(status, reachable=not isinstance(exc, PlaudUnreachableError),
                        problem=str(exc), signed_in=not isinstance(exc, PlaudAuthError))
