@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -254,3 +257,26 @@ def test_filters_on_the_index_match_a_brute_force_reading(snapshot: Snapshot) ->
     notes = filter_mask(snapshot, make_request("budget", source="notes")).tolist()
     assert notes == [bool(snapshot.live[r]) and c.source == "notes"
                      for r, c in enumerate(snapshot.chunks)]
+
+
+IDLE_AFTER_A_SCAN = """
+import time
+import plaud_index  # what every process of ours imports first
+import numpy as np
+matrix = np.ones((50_000, 384), dtype=np.float32)
+query = np.ones(384, dtype=np.float32)
+for _ in range(5):
+    matrix @ query  # the vector scan of five searches
+before = time.process_time()
+time.sleep(0.3)  # the client reads the answer and thinks
+print(time.process_time() - before)
+"""
+
+
+def test_a_search_process_burns_no_cpu_between_scans() -> None:
+    """numpy's BLAS threads would spin after each scan (a whole core for 0.3 s here),
+    taking the cores the next query's model run needs: a server's latency doubled."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    run = subprocess.run([sys.executable, "-c", IDLE_AFTER_A_SCAN], capture_output=True,
+                         text=True, env=env, timeout=120, check=True)
+    assert float(run.stdout) < 0.05, run.stdout
