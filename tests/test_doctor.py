@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import free_port
-from fake_plaud import FakePlaud
+from fake_plaud import FakePlaud, Rule
 
 from plaud_index.config import Config, load_config
 from plaud_index.plaud import auth_status
@@ -53,6 +53,17 @@ def test_an_unreachable_plaud_is_a_network_problem_not_a_sign_in_one(
     assert plaud.status == "fail" and plaud.detail.startswith("Cannot reach Plaud")
     assert plaud.fix is not None and "network" in plaud.fix
     assert auth_status(config, online=True).signed_in
+
+
+def test_doctor_asks_a_failing_plaud_twice_not_for_half_a_minute(
+        fake: FakePlaud, plaud_env: dict[str, str]) -> None:
+    """Someone waits on doctor: one retry, where a sync's five tries ride out a hiccup."""
+    trouble = Rule(path="users/current", action="status", times=None, args={"code": 503})
+    fake.faults.append(trouble)
+    plaud = check_plaud(load_config())
+    assert plaud.status == "fail" and "503" in plaud.detail
+    assert plaud.fix == "wait and run doctor again"
+    assert trouble.fired == 2
 
 
 def test_an_expired_sign_in_says_log_in(fake: FakePlaud, plaud_env: dict[str, str],
