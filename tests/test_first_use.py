@@ -144,7 +144,7 @@ async def test_a_killed_server_or_sync_loses_no_committed_work(paced: dict[str, 
     assert done is not None and len(done.recordings) == RECORDINGS
 
 
-PER_CALL_MEETINGS = 8  # real-length: the sync runs well past the first server's life
+PER_CALL_MEETINGS = 5  # real-length: the sync runs well past the first server's life
 
 
 async def test_a_server_per_call_still_gets_a_whole_first_sync(tmp_path: Path,

@@ -232,14 +232,14 @@ def _line_changes(reads: list[tuple[float, bytes]]) -> list[float]:
 
 def test_the_live_line_moves_every_few_seconds_on_a_loaded_machine_with_logs_above_it(
         tmp_path: Path) -> None:
-    """A real-length meeting, the real model, three busy processes beside it (load 4-5 on
-    two cores, as in the trial): the line changes at least every 2.5 s, no log record is
-    glued to it, and it ends saying done."""
+    """A real-length meeting, the real model, two busy processes beside it (load 4 on two
+    cores with the model's threads, as in the trial; the suite adds its own): the line
+    changes at least every 2.5 s, no log record is glued to it, and it ends saying done."""
     corpus = write_corpus(tmp_path / "meetings.jsonl", dev_meetings(1))
     env = {**os.environ, "PLAUD_INDEX_HOME": str(tmp_path / "home"), "PLAUD_CLIENT": "mock",
            "PLAUD_MOCK_CORPUS": str(corpus)}
     main, child = pty.openpty()
-    with cpu_hogs(3):
+    with cpu_hogs(2):
         proc = subprocess.Popen([sys.executable, "-m", "plaud_index", "indexer", "--once", "-v"],
                                 stderr=child, stdout=subprocess.DEVNULL, cwd=REPO, env=env)
         os.close(child)
