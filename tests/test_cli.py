@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import subprocess
@@ -253,3 +254,16 @@ def test_status_is_not_ok_while_signed_out_and_names_the_mock_corpus(
     mock = build_config({"PLAUD_INDEX_HOME": str(tmp_path), "PLAUD_CLIENT": "mock",
                          "PLAUD_MOCK_CORPUS": str(corpus)}, None)
     assert service_status(answers_of(mock).index).auth.account == f"the mock corpus {corpus}"
+
+
+def test_main_in_process_leaves_the_callers_logging_as_it_was(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A script (or a test) that calls ``main`` keeps its own handlers: one left on a
+    stream that has since closed would fail every later record, and print a stack each."""
+    from plaud_index.cli import main
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    main(["status", "--json"])
+    assert root.handlers == handlers and root.level == level
+    capsys.readouterr()

@@ -11,7 +11,8 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .. import __version__
@@ -48,14 +49,25 @@ from .setup import (
 from .sync import cmd_demo, cmd_indexer, cmd_mirror, cmd_status
 
 
-def setup_logging(verbose: bool) -> None:
+@contextmanager
+def logging_to_stderr(verbose: bool) -> Iterator[None]:
+    """Our records on stderr while a command runs, and the caller's logging as it was
+    after it: ``main`` called in-process (a test, a script) would otherwise leave a
+    handler on a stream that has since closed, and every later record would fail there
+    and print a stack (a hypothesis test that logs ran 10x slower after one)."""
     # stdout is reserved for the MCP protocol; a live progress line stays below the records
     handler = LineSafeHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
+    kept, level = root.handlers[:], root.level
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    try:
+        yield
+    finally:
+        root.handlers[:] = kept
+        root.setLevel(level)
 
 
 def _http_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -253,7 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    setup_logging(args.verbose)
+    with logging_to_stderr(args.verbose):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     raise_open_file_limit()
     if args.command is None:
         from ..server.app import serve  # the only path that imports mcp
