@@ -24,7 +24,7 @@ from .auth import login
 from .refresh import TokenManager
 from .settings import PlaudConfig
 from .source import token_store
-from .transport import Transport
+from .transport import MAX_ATTEMPTS, Transport
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 ASKING_ATTEMPTS = 2
 
 
-def _client(config: PlaudConfig, attempts: int | None = None) -> PlaudClient:
-    transport = Transport() if attempts is None else Transport(max_attempts=attempts)
+def _client(config: PlaudConfig, attempts: int = MAX_ATTEMPTS) -> PlaudClient:
+    transport = Transport(max_attempts=attempts)
     manager = TokenManager(token_store(config), config.plaud, transport,
                            Home(config.home).refresh_lock)
     return PlaudClient(config.plaud, manager, transport)
